@@ -1,0 +1,46 @@
+/**
+ * Builds the Hono app: request id, configuration, CORS, the token endpoint,
+ * then one authenticated sub-app per resource (see resource.ts), and the
+ * error handlers. Wiring only; behaviour lives in the modules it mounts.
+ */
+import { Hono } from "hono";
+import { cors } from "hono/cors";
+import { createMiddleware } from "hono/factory";
+import { tokenRoutes } from "./auth/token-route";
+import { configFor } from "./config";
+import type { AppEnv } from "./env";
+import { notFound, onError } from "./http/errors";
+import { listRoutes } from "./lists/routes";
+import { pinpointRoutes } from "./pinpoints/routes";
+
+const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
+
+/** Echoes a sane client `X-Request-Id`, or makes one; set on every response, errors included. */
+const requestId = createMiddleware<AppEnv>(async function requestId(c, next) {
+  const sent = c.req.header("X-Request-Id");
+  const id = sent && REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
+  c.set("requestId", id);
+  c.set("config", configFor(c.env));
+  await next();
+  c.res.headers.set("X-Request-Id", id);
+});
+
+const corsPolicy = cors({
+  origin: (origin, c) => {
+    const allowed = (c as unknown as { var: AppEnv["Variables"] }).var.config.corsOrigins;
+    return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
+  },
+  allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
+  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer"],
+  exposeHeaders: ["Location", "X-Request-Id", "WWW-Authenticate", "Allow", "Preference-Applied"],
+  maxAge: 86_400,
+});
+
+export const app = new Hono<AppEnv>({ strict: false })
+  .use(requestId, corsPolicy)
+  .route("/v3.0/oauth2/token", tokenRoutes)
+  .route("/v3.0/pinpoints", pinpointRoutes)
+  .route("/v3.0/lists", listRoutes);
+
+app.onError(onError);
+app.notFound(notFound(app.routes));

@@ -1,0 +1,26 @@
+/** base64url (RFC 4648 §5, no padding) for tokens and cursors. */
+
+export function base64urlEncode(bytes: Uint8Array): string {
+  let binary = "";
+  for (let i = 0; i < bytes.length; i++) binary += String.fromCharCode(bytes[i]!);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+const base64url = /^[A-Za-z0-9_-]*$/;
+
+/** Decodes base64url; `null` for anything that is not. */
+export function base64urlDecode(text: string): Uint8Array | null {
+  if (!base64url.test(text) || text.length % 4 === 1) return null;
+  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return bytes;
+}
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export const utf8 = {
+  encode: (text: string) => encoder.encode(text),
+  decode: (bytes: Uint8Array) => decoder.decode(bytes),
+};

@@ -1,0 +1,38 @@
+/**
+ * Access rules (CONTRACT "Access"): content belongs to an account; another
+ * account's object is a 403, an id that does not exist a 404, and nothing of
+ * another account's object is ever returned.
+ */
+import { getTableName, type Table } from "drizzle-orm";
+import { forbidden, notFound } from "../http/problem";
+
+/** Returns `row` if the caller's account owns it; otherwise throws 404 or 403. */
+export function ownedOr404<Row extends { account_id: number | null }>(
+  row: Row | undefined,
+  accountId: number,
+  what: string,
+): Row {
+  if (!row) throw notFound(what);
+  if (row.account_id !== accountId) throw forbidden(what);
+  return row;
+}
+
+/**
+ * Explains why a write scoped to `(id, account_id)` touched no row: throws
+ * 404 when the id does not exist, 403 when another account owns it.
+ */
+export async function throwMissingOrForbidden(
+  d1: D1Database,
+  table: Table,
+  id: number,
+  accountId: number,
+  what: string,
+): Promise<never> {
+  const row = await d1
+    .prepare(`SELECT account_id FROM "${getTableName(table)}" WHERE id = ?`)
+    .bind(id)
+    .first<{ account_id: number | null }>();
+  ownedOr404(row ?? undefined, accountId, what);
+  // Owned after all: the row appeared between the write and this read; report it as missing.
+  throw notFound(what);
+}

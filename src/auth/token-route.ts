@@ -1,0 +1,151 @@
+/**
+ * POST /v3.0/oauth2/token: the OAuth 2.0 client credentials grant
+ * (RFC 6749 §4.4). Errors use the RFC 6749 §5.2 body, not problem details.
+ */
+import { and, eq, isNull } from "drizzle-orm";
+import { Hono } from "hono";
+import { clock } from "../clock";
+import { database } from "../db/client";
+import { clients } from "../db/schema";
+import type { AppEnv } from "../env";
+import { readBodyWithin } from "../http/body";
+import { hashSecret, hashesEqual } from "./secrets";
+import { signingKeys } from "./signing";
+import { signToken } from "./tokens";
+
+export const SCOPES = ["read", "write"] as const;
+
+/** Form bodies of the token endpoint are small; anything bigger is not a token request. */
+const MAX_FORM_BYTES = 16 * 1024;
+
+type OAuthErrorCode = "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
+
+/** RFC 6749 §5.2 error response; never cached (§5.1). */
+export function oauthError(code: OAuthErrorCode, description: string): Response {
+  const headers: Record<string, string> = {
+    "Content-Type": "application/json",
+    "Cache-Control": "no-store",
+    Pragma: "no-cache",
+  };
+  // §5.2: invalid_client answers 401 with a challenge for the scheme the client can use.
+  if (code === "invalid_client") headers["WWW-Authenticate"] = 'Basic realm="api", charset="UTF-8"';
+  return new Response(JSON.stringify({ error: code, error_description: description }), {
+    status: code === "invalid_client" ? 401 : 400,
+    headers,
+  });
+}
+
+type BasicCredentials =
+  { kind: "none" } | { kind: "malformed" } | { kind: "credentials"; clientId: string; clientSecret: string };
+
+/** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
+export function parseBasicAuthorization(header: string | undefined): BasicCredentials {
+  if (header === undefined) return { kind: "none" };
+  const match = header.match(/^Basic +([A-Za-z0-9+/]+=*) *$/i);
+  if (!match) return { kind: "malformed" };
+  try {
+    const decoded = atob(match[1]!);
+    const colon = decoded.indexOf(":");
+    if (colon < 0) return { kind: "malformed" };
+    const formDecode = (s: string) => decodeURIComponent(s.replaceAll("+", " "));
+    return {
+      kind: "credentials",
+      clientId: formDecode(decoded.slice(0, colon)),
+      clientSecret: formDecode(decoded.slice(colon + 1)),
+    };
+  } catch {
+    return { kind: "malformed" };
+  }
+}
+
+async function readForm(request: Request): Promise<URLSearchParams | FormData | null> {
+  const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
+  if (type !== "application/x-www-form-urlencoded" && type !== "multipart/form-data") return null;
+  const bytes = request.body ? await readBodyWithin(request.body, MAX_FORM_BYTES, null) : new Uint8Array();
+  if (type === "application/x-www-form-urlencoded") return new URLSearchParams(new TextDecoder().decode(bytes));
+  return new Response(bytes, { headers: { "Content-Type": request.headers.get("Content-Type")! } }).formData();
+}
+
+/** A single-valued text field; `null` if absent, `undefined` if repeated or not text (§3.1). */
+function field(form: URLSearchParams | FormData, name: string): string | null | undefined {
+  const values = form.getAll(name);
+  if (values.length === 0) return null;
+  const [value] = values;
+  return values.length === 1 && typeof value === "string" ? value : undefined;
+}
+
+// Hashed when a client id is unknown, so the response time does not reveal which ids exist.
+const UNKNOWN_CLIENT_HASH = "0".repeat(64);
+
+export const tokenRoutes = new Hono<AppEnv>().post("/", async (c) => {
+  let form: URLSearchParams | FormData | null;
+  try {
+    form = await readForm(c.req.raw);
+  } catch {
+    return oauthError("invalid_request", "The request body could not be read as a form.");
+  }
+  if (!form) {
+    return oauthError(
+      "invalid_request",
+      "Send the parameters as application/x-www-form-urlencoded or multipart/form-data.",
+    );
+  }
+  const fields = Object.fromEntries(
+    (["grant_type", "client_id", "client_secret", "scope"] as const).map((name) => [name, field(form, name)]),
+  ) as Record<"grant_type" | "client_id" | "client_secret" | "scope", string | null | undefined>;
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === undefined) return oauthError("invalid_request", `The ${name} parameter must be sent once, as text.`);
+  }
+
+  const basic = parseBasicAuthorization(c.req.header("Authorization"));
+  if (basic.kind === "malformed")
+    return oauthError("invalid_request", "The Authorization header is not valid Basic credentials.");
+  if (basic.kind === "credentials" && fields.client_secret !== null) {
+    return oauthError("invalid_request", "Authenticate with the Authorization header or with client_secret, not both.");
+  }
+  if (basic.kind === "credentials" && fields.client_id !== null && fields.client_id !== basic.clientId) {
+    return oauthError("invalid_request", "The client_id parameter does not match the Authorization header.");
+  }
+  if (fields.grant_type === null) return oauthError("invalid_request", "The grant_type parameter is required.");
+  if (fields.grant_type !== "client_credentials") {
+    return oauthError("unsupported_grant_type", "Only the client_credentials grant is supported.");
+  }
+
+  const clientId = basic.kind === "credentials" ? basic.clientId : fields.client_id;
+  const clientSecret = basic.kind === "credentials" ? basic.clientSecret : fields.client_secret;
+  if (!clientId || !clientSecret) {
+    return oauthError(
+      "invalid_client",
+      "Client authentication is required (HTTP Basic or client_id and client_secret).",
+    );
+  }
+  const client = await database(c.env.DB)
+    .select()
+    .from(clients)
+    .where(and(eq(clients.id, clientId), isNull(clients.revoked_at)))
+    .get();
+  const presented = await hashSecret(clientSecret);
+  if (!hashesEqual(presented, client?.secret_hash ?? UNKNOWN_CLIENT_HASH) || !client) {
+    return oauthError("invalid_client", "Client authentication failed.");
+  }
+
+  const allowed = client.scope.split(" ");
+  const requested = fields.scope ? fields.scope.split(" ").filter(Boolean) : allowed;
+  const denied = requested.filter((s) => !allowed.includes(s));
+  if (denied.length > 0 || requested.length === 0) {
+    return oauthError("invalid_scope", `The client may not request: ${denied.join(" ") || "(empty scope)"}.`);
+  }
+  // Canonical order, so "write read" and "read write" yield the same scope string.
+  const scope = SCOPES.filter((s) => requested.includes(s)).join(" ");
+
+  const ttl = c.var.config.tokenTtlSeconds;
+  const iat = Math.floor(clock.now() / 1000);
+  const keys = await signingKeys(c.env);
+  const accessToken = await signToken(
+    { sub: client.id, acc: client.account_id, scope, ver: client.secret_version, iat, exp: iat + ttl },
+    keys.current,
+  );
+  c.header("Cache-Control", "no-store");
+  c.header("Pragma", "no-cache");
+  return c.json({ access_token: accessToken, token_type: "Bearer", expires_in: ttl, scope });
+});

@@ -1,0 +1,74 @@
+/**
+ * Access tokens: compact JWS (RFC 7515) with HS256, the algorithm pinned at
+ * verification, the key named by `kid`. Claims carry everything a request
+ * needs (client, account, scope, secret version, times), so verifying one
+ * costs no database read.
+ */
+import { base64urlDecode, base64urlEncode, utf8 } from "./encoding";
+import { hmacSign, hmacVerify, keyById, type SigningKey, type SigningKeys } from "./signing";
+
+export type TokenClaims = {
+  /** client id */
+  sub: string;
+  /** account id */
+  acc: number;
+  /** space-separated scopes */
+  scope: string;
+  /** the client's secret version when the token was issued */
+  ver: number;
+  /** issued at, seconds */
+  iat: number;
+  /** expires at, seconds */
+  exp: number;
+};
+
+export type VerifyResult = { kind: "valid"; claims: TokenClaims } | { kind: "invalid"; reason: string };
+
+export async function signToken(claims: TokenClaims, key: SigningKey): Promise<string> {
+  const header = base64urlEncode(utf8.encode(JSON.stringify({ alg: "HS256", typ: "at+jwt", kid: key.kid })));
+  const payload = base64urlEncode(utf8.encode(JSON.stringify(claims)));
+  const signingInput = `${header}.${payload}`;
+  return `${signingInput}.${base64urlEncode(await hmacSign(key, signingInput))}`;
+}
+
+function parseJson(part: string): Record<string, unknown> | null {
+  const bytes = base64urlDecode(part);
+  if (!bytes) return null;
+  try {
+    const value: unknown = JSON.parse(utf8.decode(bytes));
+    return value !== null && typeof value === "object" && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+function isClaims(value: Record<string, unknown>): value is TokenClaims {
+  return (
+    typeof value.sub === "string" &&
+    Number.isSafeInteger(value.acc) &&
+    typeof value.scope === "string" &&
+    Number.isSafeInteger(value.ver) &&
+    Number.isSafeInteger(value.iat) &&
+    Number.isSafeInteger(value.exp)
+  );
+}
+
+/** Checks signature, algorithm, key and expiry; `nowSeconds` is injected for tests. */
+export async function verifyToken(token: string, keys: SigningKeys, nowSeconds: number): Promise<VerifyResult> {
+  const parts = token.split(".");
+  if (parts.length !== 3) return { kind: "invalid", reason: "The token is malformed." };
+  const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
+  const header = parseJson(headerPart);
+  if (!header || header.alg !== "HS256") return { kind: "invalid", reason: "The token is malformed." };
+  const key = keyById(keys, header.kid);
+  const signature = base64urlDecode(signaturePart);
+  if (!key || !signature || !(await hmacVerify(key, signature, `${headerPart}.${payloadPart}`))) {
+    return { kind: "invalid", reason: "The token signature is invalid." };
+  }
+  const claims = parseJson(payloadPart);
+  if (!claims || !isClaims(claims)) return { kind: "invalid", reason: "The token is malformed." };
+  if (claims.exp <= nowSeconds) return { kind: "invalid", reason: "The token has expired." };
+  return { kind: "valid", claims };
+}

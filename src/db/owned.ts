@@ -1,0 +1,84 @@
+/**
+ * Reads and writes of account-owned rows, shared by every resource table that
+ * has `id` and `account_id`: each write is scoped to `(id, account_id)` in one
+ * statement, and only when it touches nothing do we look again to tell 404
+ * from 403 (CONTRACT "Access").
+ */
+import { and, eq } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
+import { clock } from "../clock";
+import { keyset, type Bound } from "../http/pagination";
+import { database } from "./client";
+
+type OwnedColumns = { id: SQLiteColumn; account_id: SQLiteColumn; updated_at: SQLiteColumn };
+export type OwnedTable = SQLiteTable & OwnedColumns;
+
+/** Hooks for turning a database error into the client's error (e.g. an unknown category). */
+type Options = { what: string; mapError?: (error: unknown) => never };
+
+export function ownedRows<T extends OwnedTable>(
+  table: T,
+  {
+    what,
+    mapError = (e) => {
+      throw e;
+    },
+  }: Options,
+) {
+  type Row = T["$inferSelect"];
+  type Insert = Omit<T["$inferInsert"], "id" | "account_id" | "created_at" | "updated_at">;
+  // drizzle cannot infer query types over a generic table; the casts below restore the concrete row type.
+  const anyTable = table as unknown as SQLiteTable;
+  const owned = (id: number, accountId: number) => and(eq(table.id, id), eq(table.account_id, accountId));
+
+  return {
+    what,
+
+    async insert(d1: D1Database, accountId: number, values: Insert): Promise<Row> {
+      const row = await database(d1)
+        .insert(anyTable)
+        .values({ ...values, account_id: accountId } as never)
+        .returning()
+        .get()
+        .catch(mapError);
+      return row as Row;
+    },
+
+    async get(d1: D1Database, accountId: number, id: number): Promise<Row> {
+      const row = await database(d1).select().from(anyTable).where(eq(table.id, id)).get();
+      return ownedOr404(row as (Row & { account_id: number | null }) | undefined, accountId, what);
+    },
+
+    /** Changes only the fields given; an empty change reads the row unchanged. */
+    async update(d1: D1Database, accountId: number, id: number, values: Partial<Insert>): Promise<Row> {
+      if (Object.keys(values).length === 0) return this.get(d1, accountId, id);
+      const row = await database(d1)
+        .update(anyTable)
+        .set({ ...values, updated_at: new Date(clock.now()) } as never)
+        .where(owned(id, accountId))
+        .returning()
+        .get()
+        .catch(mapError);
+      return (row as Row | undefined) ?? throwMissingOrForbidden(d1, table, id, accountId, what);
+    },
+
+    /** Deletes the row and returns it, so the caller can clean up what it referenced. */
+    async delete(d1: D1Database, accountId: number, id: number): Promise<Row> {
+      const row = await database(d1).delete(anyTable).where(owned(id, accountId)).returning().get();
+      return (row as Row | undefined) ?? throwMissingOrForbidden(d1, table, id, accountId, what);
+    },
+
+    /** One keyset page of the account's rows, over the `(account_id, id)` index. */
+    async page(d1: D1Database, accountId: number, bound: Bound, take: number): Promise<Row[]> {
+      const { where, orderBy } = keyset(table.id, bound);
+      const rows = await database(d1)
+        .select()
+        .from(anyTable)
+        .where(and(eq(table.account_id, accountId), where))
+        .orderBy(orderBy)
+        .limit(take);
+      return rows as Row[];
+    },
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * Field rules shared by the content resources, so a name or a tag means the
+ * same thing on a pinpoint, a list, a category and an event.
+ */
+import { z } from "zod";
+import { sanitizeHtml } from "./sanitize-html";
+
+/** Resource ids in bodies and query strings: positive integers within SQLite's and JSON's safe range. */
+export const id = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
+
+/** A required display name: trimmed, not empty. */
+export const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+
+/** Optional plain text; `null` clears it on update. */
+export const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`).nullable();
+
+/** HTML description, sanitized before it is stored. */
+export const description = z
+  .string()
+  .max(100_000, "must be at most 100000 characters")
+  .transform(sanitizeHtml)
+  .nullable();
+
+/** Tags: trimmed, empty ones dropped, duplicates removed, order kept; `null` clears them. */
+export const tags = z
+  .array(z.string().max(100, "must be at most 100 characters"))
+  .max(100, "must have at most 100 tags")
+  .nullable()
+  .transform((values) => [...new Set((values ?? []).map((t) => t.trim()).filter(Boolean))]);
+
+/** An integer query parameter naming another resource (`?list=`, `?pinpoint=`). */
+export const idParam = z
+  .string()
+  .regex(/^[1-9]\d{0,14}$/, "must be a positive integer")
+  .transform(Number)
+  .optional();

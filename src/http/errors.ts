@@ -1,0 +1,71 @@
+/**
+ * The app's `onError` and `notFound`: every failure leaves as problem details,
+ * a known path with the wrong method is a 405 with `Allow`, and a 5xx never
+ * shows a stack trace or SQL (it is logged with the request id instead).
+ */
+import type { Context, ErrorHandler, NotFoundHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { PatternRouter } from "hono/router/pattern-router";
+import type { RouterRoute } from "hono/types";
+import type { AppEnv } from "../env";
+import { ApiError, problemBody, type ProblemCode } from "./problem";
+
+function render(c: Context<AppEnv>, error: ApiError): Response {
+  for (const [name, value] of Object.entries(error.options.headers ?? {})) c.header(name, value);
+  c.header("Content-Type", "application/problem+json");
+  return c.body(JSON.stringify(problemBody(error, c.req.path)), error.status);
+}
+
+const codeForStatus: Partial<Record<number, ProblemCode>> = {
+  400: "malformed_json",
+  401: "unauthorized",
+  403: "forbidden",
+  404: "not_found",
+  405: "method_not_allowed",
+  413: "payload_too_large",
+  415: "unsupported_media_type",
+};
+
+export const onError: ErrorHandler<AppEnv> = (error, c) => {
+  if (error instanceof ApiError) return render(c, error);
+  // Hono's own validator reports unparsable JSON this way.
+  if (error instanceof HTTPException && codeForStatus[error.status]) {
+    return render(c, new ApiError(codeForStatus[error.status]!, error.message));
+  }
+  console.error(
+    JSON.stringify({
+      level: "error",
+      request_id: c.var.requestId,
+      method: c.req.method,
+      path: c.req.path,
+      error: error instanceof Error ? { name: error.name, message: error.message, stack: error.stack } : String(error),
+    }),
+  );
+  return render(
+    c,
+    new ApiError("internal_error", `Something went wrong on our side; quote request id ${c.var.requestId}.`),
+  );
+};
+
+/** 404 for unknown paths, 405 with `Allow` for known paths and other methods. */
+export function notFound(routes: RouterRoute[]): NotFoundHandler<AppEnv> {
+  let router: PatternRouter<string> | null = null;
+  return (c) => {
+    if (!router) {
+      router = new PatternRouter<string>();
+      for (const route of routes) if (route.method !== "ALL") router.add("ALL", route.path, route.method);
+    }
+    const path = c.req.path.length > 1 ? c.req.path.replace(/\/+$/, "") : c.req.path;
+    const methods = new Set(router.match("ALL", path)[0].map(([method]) => method));
+    if (methods.size === 0) return render(c, new ApiError("not_found", `No resource at ${c.req.path}.`));
+    if (methods.has("GET")) methods.add("HEAD");
+    methods.add("OPTIONS");
+    const allow = [...methods].join(", ");
+    return render(
+      c,
+      new ApiError("method_not_allowed", `${c.req.method} is not supported here; use ${allow}.`, {
+        headers: { Allow: allow },
+      }),
+    );
+  };
+}

@@ -1,0 +1,142 @@
+/**
+ * Keyset pagination shared by every collection (CONTRACT "Pagination").
+ * Pages are ordered by ascending id; a cursor names the id to continue after
+ * (next) or before (previous), so page N costs what page 1 costs and rows
+ * added while a client pages are neither skipped nor repeated. Cursors are
+ * opaque and HMAC-signed, bound to the account, collection and filters they
+ * were issued for: a tampered or foreign cursor is a 400, never a 500.
+ */
+import { asc, desc, gt, lt, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import type { Context } from "hono";
+import { z } from "zod";
+import { base64urlDecode, base64urlEncode, utf8 } from "../auth/encoding";
+import { hmacSign, signingKeys } from "../auth/signing";
+import type { AppEnv } from "../env";
+import { ApiError } from "./problem";
+
+export const DEFAULT_LIMIT = 20;
+export const MAX_LIMIT = 1000;
+
+/** `limit`: 0 or absent means the default; above the maximum it is clipped (existing clients ask for 400). */
+export const limitParam = z
+  .string()
+  .regex(/^\d+$/, "must be a non-negative integer")
+  .optional()
+  .transform((value) => {
+    const n = value === undefined ? 0 : Number(value);
+    return n === 0 ? DEFAULT_LIMIT : Math.min(n, MAX_LIMIT);
+  });
+
+/** Query parameters every collection accepts; unknown ones are ignored. */
+export const pageQuery = z.object({
+  limit: limitParam,
+  cursor: z.string().max(512).optional(),
+});
+
+export type PageQuery = z.output<typeof pageQuery>;
+
+/** Where a page starts: the first page, after an id (next) or before an id (previous). */
+export type Bound = { direction: "after"; id: number } | { direction: "before"; id: number } | null;
+
+type CursorPayload = { s: string; d: "a" | "b"; k: number };
+
+// Domain separation: a cursor signature can never be mistaken for a token signature.
+const signed = (payload: string) => `cursor.${payload}`;
+const SIGNATURE_BYTES = 16;
+
+async function encodeCursor(c: Context<AppEnv>, payload: CursorPayload): Promise<string> {
+  const body = base64urlEncode(utf8.encode(JSON.stringify(payload)));
+  const { current } = await signingKeys(c.env);
+  const signature = (await hmacSign(current, signed(body))).subarray(0, SIGNATURE_BYTES);
+  return `${body}.${base64urlEncode(signature)}`;
+}
+
+const invalidCursor = (detail: string) =>
+  new ApiError("invalid_cursor", detail, { errors: [{ parameter: "cursor", detail }] });
+
+async function decodeCursor(c: Context<AppEnv>, cursor: string, scope: string): Promise<Bound> {
+  const [body, signaturePart, extra] = cursor.split(".");
+  const signature = signaturePart ? base64urlDecode(signaturePart) : null;
+  if (!body || !signature || extra !== undefined || signature.byteLength !== SIGNATURE_BYTES) {
+    throw invalidCursor("The cursor is malformed; follow the next and previous URLs as given.");
+  }
+  // The MAC is truncated, so compare it ourselves (in constant time) rather than with verify().
+  const keys = await signingKeys(c.env);
+  let authentic = false;
+  for (const key of [keys.current, keys.previous]) {
+    if (key && !authentic) {
+      authentic = timingSafeEqual((await hmacSign(key, signed(body))).subarray(0, SIGNATURE_BYTES), signature);
+    }
+  }
+  if (!authentic) throw invalidCursor("The cursor has been altered or was not issued by this service.");
+  const payload = JSON.parse(utf8.decode(base64urlDecode(body)!)) as CursorPayload;
+  if (payload.s !== scope) throw invalidCursor("The cursor belongs to a different query; follow the URLs as given.");
+  return { direction: payload.d === "a" ? "after" : "before", id: payload.k };
+}
+
+function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.byteLength !== b.byteLength) return false;
+  let diff = 0;
+  for (let i = 0; i < a.byteLength; i++) diff |= a[i]! ^ b[i]!;
+  return diff === 0;
+}
+
+/** The condition and order that read one page of `idColumn` from `bound`. */
+export function keyset(idColumn: SQLiteColumn, bound: Bound): { where: SQL | undefined; orderBy: SQL } {
+  if (bound === null) return { where: undefined, orderBy: asc(idColumn) };
+  return bound.direction === "after"
+    ? { where: gt(idColumn, bound.id), orderBy: asc(idColumn) }
+    : { where: lt(idColumn, bound.id), orderBy: desc(idColumn) };
+}
+
+export type PageOptions<Row extends { id: number }, Item> = {
+  /** The collection's name, e.g. "pinpoints"; cursors of one collection fail on another. */
+  collection: string;
+  query: PageQuery;
+  /** Filters in force; carried in the next/previous URLs and bound into the cursor. */
+  filters?: Record<string, number>;
+  /** Reads up to `take` rows from `bound`, in the order `keyset()` gives. */
+  fetch: (bound: Bound, take: number) => Promise<Row[]>;
+  toJson: (row: Row) => Item;
+};
+
+export type Page<Item> = { results: Item[]; next: string | null; previous: string | null };
+
+/** Reads one page and builds its envelope with absolute next/previous URLs. */
+export async function paginate<Row extends { id: number }, Item>(
+  c: Context<AppEnv>,
+  { collection, query, filters = {}, fetch, toJson }: PageOptions<Row, Item>,
+): Promise<Page<Item>> {
+  const filterText = Object.entries(filters)
+    .map(([k, v]) => `${k}=${v}`)
+    .join("&");
+  const scope = `${c.var.principal.accountId}:${collection}?${filterText}`;
+  const bound = query.cursor ? await decodeCursor(c, query.cursor, scope) : null;
+
+  // One row more than asked tells whether another page exists beyond this one.
+  const rows = await fetch(bound, query.limit + 1);
+  const hasMore = rows.length > query.limit;
+  if (hasMore) rows.pop();
+  if (bound?.direction === "before") rows.reverse();
+
+  const first = rows[0];
+  const last = rows[rows.length - 1];
+  // Coming from a cursor, the rows on its other side existed when it was issued.
+  const hasNext = bound?.direction === "before" ? true : hasMore;
+  const hasPrevious = bound === null ? false : bound.direction === "after" ? true : hasMore;
+
+  const link = async (d: "a" | "b", k: number) => {
+    const url = new URL(c.req.path, c.req.url);
+    for (const [k2, v] of Object.entries(filters)) url.searchParams.set(k2, String(v));
+    url.searchParams.set("limit", String(query.limit));
+    url.searchParams.set("cursor", await encodeCursor(c, { s: scope, d, k }));
+    const queryToken = c.req.query("access_token");
+    if (queryToken !== undefined) url.searchParams.set("access_token", queryToken);
+    return url.toString();
+  };
+  // An empty page (e.g. everything after the cursor was deleted) links back to where it started.
+  const next = hasNext ? await link("a", last?.id ?? bound!.id - 1) : null;
+  const previous = hasPrevious ? await link("b", first?.id ?? bound!.id + 1) : null;
+  return { results: rows.map(toJson), next, previous };
+}

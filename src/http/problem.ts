@@ -1,0 +1,73 @@
+/**
+ * Errors as RFC 9457 problem details. Every failure the API reports is an
+ * `ApiError` with a code from the one table below; `problemResponse` renders
+ * it. The token endpoint uses RFC 6749 bodies instead (see auth/oauth-error.ts).
+ */
+import type { ContentfulStatusCode } from "hono/utils/http-status";
+
+/** Machine-readable problem codes, their HTTP status and their title. */
+export const problemCodes = {
+  bad_request: { status: 400, title: "Bad request" },
+  validation_failed: { status: 400, title: "The request has invalid fields" },
+  malformed_json: { status: 400, title: "The request body is not valid JSON" },
+  invalid_cursor: { status: 400, title: "The page cursor is invalid" },
+  unauthorized: { status: 401, title: "Authentication required" },
+  invalid_token: { status: 401, title: "The access token is invalid" },
+  forbidden: { status: 403, title: "Access to this resource is forbidden" },
+  insufficient_scope: { status: 403, title: "The access token lacks the required scope" },
+  not_found: { status: 404, title: "Not found" },
+  method_not_allowed: { status: 405, title: "Method not allowed" },
+  conflict: { status: 409, title: "Conflict" },
+  payload_too_large: { status: 413, title: "Payload too large" },
+  unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  internal_error: { status: 500, title: "Internal server error" },
+} as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
+
+export type ProblemCode = keyof typeof problemCodes;
+
+/** One offending input: `pointer` (RFC 6901) into the JSON body, or a query `parameter`. */
+export type FieldError = { pointer: string; detail: string } | { parameter: string; detail: string };
+
+/** The problem `type` URI; each code is documented in docs/errors.md. */
+export const problemType = (code: ProblemCode) => `urn:poi-api:problem:${code}`;
+
+export class ApiError extends Error {
+  readonly status: ContentfulStatusCode;
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail: string,
+    readonly options: { errors?: FieldError[]; headers?: Record<string, string> } = {},
+  ) {
+    super(detail);
+    this.name = "ApiError";
+    this.status = problemCodes[code].status;
+  }
+}
+
+/** A 400 for fields of the body, one entry per field (JSON Pointer into the body). */
+export function fieldError(pointer: string, detail: string): ApiError {
+  return new ApiError("validation_failed", `${pointer.slice(1) || "body"}: ${detail}`, {
+    errors: [{ pointer, detail }],
+  });
+}
+
+export function notFound(what = "resource"): ApiError {
+  return new ApiError("not_found", `The ${what} does not exist.`);
+}
+
+export function forbidden(what = "resource"): ApiError {
+  return new ApiError("forbidden", `The ${what} belongs to another account.`);
+}
+
+/** The problem details body (RFC 9457 §3) of an `ApiError`. */
+export function problemBody(error: ApiError, instance: string): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: problemType(error.code),
+    title: problemCodes[error.code].title,
+    status: error.status,
+    detail: error.detail,
+    instance,
+  };
+  if (error.options.errors) body.errors = error.options.errors;
+  return body;
+}

@@ -1,0 +1,46 @@
+/**
+ * Request validation: `validate(target, schema)` is zValidator wrapped once
+ * with a hook that turns a ZodError into our 400 problem, one entry per field,
+ * so a raw ZodError never reaches a client.
+ */
+import { zValidator } from "@hono/zod-validator";
+import type { ValidationTargets } from "hono";
+import { z } from "zod";
+import { ApiError, type FieldError } from "./problem";
+
+// A missing field reads better as "is required" than as "expected string, received undefined".
+z.config({
+  customError: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "is required" : undefined),
+});
+
+/** RFC 6901 JSON Pointer for a zod issue path. */
+export function jsonPointer(path: readonly PropertyKey[]): string {
+  return path.map((key) => "/" + String(key).replaceAll("~", "~0").replaceAll("/", "~1")).join("");
+}
+
+function fieldErrors(target: keyof ValidationTargets, issues: readonly z.core.$ZodIssue[]): FieldError[] {
+  return issues.map((issue) =>
+    target === "json"
+      ? { pointer: jsonPointer(issue.path), detail: issue.message }
+      : { parameter: String(issue.path[0] ?? target), detail: issue.message },
+  );
+}
+
+/** A 400 listing every offending field of `target`. */
+export function validationError(target: keyof ValidationTargets, issues: readonly z.core.$ZodIssue[]): ApiError {
+  const errors = fieldErrors(target, issues);
+  const summary = errors
+    .map((e) => `${"pointer" in e ? e.pointer.slice(1) || "body" : e.parameter}: ${e.detail}`)
+    .join("; ");
+  return new ApiError("validation_failed", summary, { errors });
+}
+
+export const validate = <Target extends keyof ValidationTargets, Schema extends z.ZodType>(
+  target: Target,
+  schema: Schema,
+) =>
+  zValidator(target, schema, (result, c) => {
+    // The parsed value is all we need; let the raw text (maybe megabytes of base64) go.
+    if (target === "json") delete c.req.bodyCache.text;
+    if (!result.success) throw validationError(target, result.error.issues);
+  });

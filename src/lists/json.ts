@@ -1,0 +1,13 @@
+/** The one mapping from a stored list to its public JSON. */
+import type { List } from "../db/schema";
+import type { ListJson } from "./schemas";
+
+export function listToJson(row: List): ListJson {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    created_at: row.created_at.toISOString(),
+    updated_at: row.updated_at.toISOString(),
+  };
+}

@@ -1,0 +1,36 @@
+/** Request and response shapes of lists, derived from the `lists` table. */
+import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
+import { z } from "zod";
+import { lists } from "../db/schema";
+import * as field from "../fields/schemas";
+
+const refinements = {
+  name: () => field.name,
+  description: field.description.optional(),
+};
+const writable = { name: true, description: true } as const;
+
+/** POST body: `name` required. */
+export const listCreate = createInsertSchema(lists, refinements).pick(writable);
+/** PUT body: any subset; `"description": null` clears it. */
+export const listUpdate = createUpdateSchema(lists, refinements).pick(writable);
+
+/** A list as the API returns it. */
+export const listJson = createSelectSchema(lists)
+  .pick({ id: true, ...writable })
+  .extend({ created_at: z.iso.datetime(), updated_at: z.iso.datetime() });
+export type ListJson = z.output<typeof listJson>;
+
+/** Membership bodies: an array of `{"id": <pinpoint id>}`; items are checked one by one. */
+export const MAX_BATCH_ITEMS = 1000;
+export const membershipBody = z.array(z.unknown(), "must be an array of objects with an id");
+
+export const membershipItem = z.object({ id: field.id });
+
+/** Why one item of a batch was not applied. */
+export type BatchItemError = {
+  index: number;
+  id: unknown;
+  error: "invalid" | "not_found" | "forbidden" | "not_member";
+};
+export type BatchResult = { total: number; errors: BatchItemError[] };

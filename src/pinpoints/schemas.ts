@@ -1,0 +1,63 @@
+/**
+ * Request and response shapes of pinpoints, derived from the `pinpoints`
+ * table: drizzle-zod reads types and nullability from the columns, and the
+ * refinements below add the API's bounds (CONTRACT "Resources").
+ */
+import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
+import { z } from "zod";
+import { pinpoints } from "../db/schema";
+import * as field from "../fields/schemas";
+
+const between = (min: number, max: number) => `must be between ${min} and ${max}`;
+
+const refinements = {
+  // Required on create, optional on update: refined from the column's own schema.
+  name: () => field.name,
+  latitude: () => z.number().min(-90, between(-90, 90)).max(90, between(-90, 90)),
+  longitude: () => z.number().min(-180, between(-180, 180)).max(180, between(-180, 180)),
+  // Optional everywhere; `null` clears.
+  address: field.text(500).optional(),
+  altitude: z
+    .number()
+    .min(-20_000, between(-20_000, 100_000))
+    .max(100_000, between(-20_000, 100_000))
+    .nullable()
+    .optional(),
+  category: field.id.nullable().optional(),
+  description: field.description.optional(),
+  media_credits: field.text(1000).optional(),
+  tags: field.tags.optional(),
+};
+
+/** Fields a client may send; anything else in the body is ignored. */
+const writable = {
+  name: true,
+  address: true,
+  altitude: true,
+  category: true,
+  description: true,
+  latitude: true,
+  longitude: true,
+  media_credits: true,
+  tags: true,
+} as const;
+
+/** POST body: name, latitude and longitude required. */
+export const pinpointCreate = createInsertSchema(pinpoints, refinements).pick(writable);
+
+/** PUT body: any subset; `null` clears an optional field. */
+export const pinpointUpdate = createUpdateSchema(pinpoints, refinements).pick(writable);
+
+export type PinpointCreate = z.output<typeof pinpointCreate>;
+export type PinpointUpdate = z.output<typeof pinpointUpdate>;
+
+/** A pinpoint as the API returns it. */
+export const pinpointJson = createSelectSchema(pinpoints, { tags: z.array(z.string()) })
+  .pick({ id: true, ...writable })
+  .extend({
+    media_url: z.string().nullable(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  });
+
+export type PinpointJson = z.output<typeof pinpointJson>;

@@ -1,0 +1,10 @@
+/**
+ * A sub-app for one API resource, with what every resource path needs: a
+ * valid access token with the method's scope, then the request body rules.
+ */
+import { Hono } from "hono";
+import { requireToken } from "./auth/bearer";
+import type { AppEnv } from "./env";
+import { jsonBody } from "./http/body";
+
+export const resourceApp = () => new Hono<AppEnv>().use(requireToken(), jsonBody());

@@ -1,0 +1,10 @@
+import type { D1Migration } from "@cloudflare/vitest-plugin";
+
+// Bindings only the tests have.
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      TEST_MIGRATIONS: D1Migration[];
+    }
+  }
+}

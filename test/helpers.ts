@@ -1,0 +1,113 @@
+/**
+ * Test helpers: accounts and clients created directly in D1 (as the
+ * registration tool does), tokens obtained from the real token endpoint, and
+ * a fetch that goes through the Worker's own default export.
+ */
+import { env, exports } from "cloudflare:workers";
+import { generateClientId, generateClientSecret, hashSecret } from "../src/auth/secrets";
+
+export const BASE = "https://api.example.test";
+
+export function call(path: string, init: RequestInit = {}): Promise<Response> {
+  return exports.default.fetch(new Request(new URL(path, BASE), init));
+}
+
+let accounts = 0;
+
+export type TestClient = { accountId: number; clientId: string; clientSecret: string; scope: string };
+
+/** A new account with one client (scopes "read write" unless given). */
+export async function createClient(scope = "read write", accountId?: number): Promise<TestClient> {
+  if (accountId === undefined) {
+    const row = await env.DB.prepare("INSERT INTO accounts (name) VALUES (?) RETURNING id")
+      .bind(`account-${++accounts}-${crypto.randomUUID()}`)
+      .first<{ id: number }>();
+    accountId = row!.id;
+  }
+  const clientId = generateClientId();
+  const clientSecret = generateClientSecret();
+  await env.DB.prepare("INSERT INTO clients (id, account_id, name, secret_hash, scope) VALUES (?, ?, ?, ?, ?)")
+    .bind(clientId, accountId, "test", await hashSecret(clientSecret), scope)
+    .run();
+  return { accountId, clientId, clientSecret, scope };
+}
+
+export function basic(clientId: string, clientSecret: string): string {
+  return `Basic ${btoa(`${clientId}:${clientSecret}`)}`;
+}
+
+export async function requestToken(client: TestClient, form: Record<string, string> = {}): Promise<Response> {
+  return call("/v3.0/oauth2/token", {
+    method: "POST",
+    headers: {
+      Authorization: basic(client.clientId, client.clientSecret),
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
+    body: new URLSearchParams({ grant_type: "client_credentials", client_id: client.clientId, ...form }),
+  });
+}
+
+/** An API caller: a client of a fresh account with a token, and JSON helpers. */
+export type Caller = TestClient & {
+  token: string;
+  get(path: string): Promise<Response>;
+  send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
+};
+
+export async function caller(scope = "read write", accountId?: number): Promise<Caller> {
+  const client = await createClient(scope, accountId);
+  const response = await requestToken(client);
+  if (response.status !== 200) throw new Error(`token request failed: ${response.status} ${await response.text()}`);
+  const { access_token: token } = await response.json<{ access_token: string }>();
+  const auth = { Authorization: `Bearer ${token}` };
+  return {
+    ...client,
+    token,
+    get: (path) => call(path, { headers: auth }),
+    send: (method, path, body, headers = {}) =>
+      call(path, {
+        method,
+        headers: { ...auth, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      }),
+  };
+}
+
+export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
+  return response.json<T>();
+}
+
+/** Creates a pinpoint and returns its JSON. */
+export async function createPinpoint(who: Caller, fields: Record<string, unknown> = {}) {
+  const response = await who.send("POST", "/v3.0/pinpoints", {
+    name: "Place",
+    latitude: 48.85,
+    longitude: 2.35,
+    ...fields,
+  });
+  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
+  return response.json<{ id: number } & Record<string, unknown>>();
+}
+
+export async function createList(who: Caller, fields: Record<string, unknown> = {}) {
+  const response = await who.send("POST", "/v3.0/lists", { name: "List", ...fields });
+  if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
+  return response.json<{ id: number } & Record<string, unknown>>();
+}
+
+/** Follows `next` links from `path` to the end, returning every page. */
+export async function allPages<T>(
+  who: Caller,
+  path: string,
+): Promise<{ results: T[]; next: string | null; previous: string | null }[]> {
+  const pages = [];
+  let url: string | null = path;
+  while (url) {
+    const response = await who.get(url);
+    if (response.status !== 200) throw new Error(`page failed: ${response.status} ${await response.text()}`);
+    const page = await response.json<{ results: T[]; next: string | null; previous: string | null }>();
+    pages.push(page);
+    url = page.next;
+  }
+  return pages;
+}

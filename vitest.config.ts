@@ -1,0 +1,21 @@
+import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { defineConfig } from "vitest/config";
+
+// Tests run inside workerd with real (local) D1 and R2 bindings from wrangler.toml.
+export default defineConfig({
+  plugins: [
+    cloudflareTest(async () => ({
+      wrangler: { configPath: "./wrangler.toml" },
+      miniflare: {
+        bindings: {
+          TOKEN_SIGNING_KEY: "test-signing-key-0123456789abcdef0123456789",
+          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+        },
+      },
+    })),
+  ],
+  test: {
+    include: ["test/**/*.test.ts"],
+    setupFiles: ["./test/setup.ts"],
+  },
+});
