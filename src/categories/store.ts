@@ -1,0 +1,67 @@
+/**
+ * Categories in D1. Unlike the other resources they are shared: every caller
+ * reads every category (the collection is not filtered by account), while
+ * only the owning account may change or delete one, and the built-in
+ * category (no owner) is read-only for everyone (CONTRACT "Access").
+ */
+import { and, eq } from "drizzle-orm";
+import { database } from "../db/client";
+import { isForeignKeyViolation } from "../db/errors";
+import { ownedRows } from "../db/owned";
+import { categories, type Category } from "../db/schema";
+import { keyset, type Bound } from "../http/pagination";
+import { ApiError, forbidden, notFound } from "../http/problem";
+
+/** Create and (owner-scoped) update; reads and deletes follow the sharing rules below. */
+export const categoryRows = ownedRows(categories, { what: "category" });
+
+/** Any category, whoever owns it; 404 if there is none. */
+export async function getCategory(d1: D1Database, id: number): Promise<Category> {
+  const row = await database(d1).select().from(categories).where(eq(categories.id, id)).get();
+  if (!row) throw notFound("category");
+  return row;
+}
+
+/** One keyset page of all categories, built-in ones included. */
+export async function pageCategories(d1: D1Database, bound: Bound, take: number): Promise<Category[]> {
+  const { where, orderBy } = keyset(categories.id, bound);
+  return database(d1).select().from(categories).where(where).orderBy(orderBy).limit(take);
+}
+
+/** Throws unless the caller's account may change `row`: 403 for a built-in or another account's category. */
+export function assertWritable(row: Category, accountId: number): Category {
+  if (row.account_id === null) {
+    throw new ApiError("forbidden", `Category ${row.id} is built in and cannot be changed.`);
+  }
+  if (row.account_id !== accountId) throw forbidden("category");
+  return row;
+}
+
+/** The category if the caller may change it; 404 if there is none, 403 if it is not theirs. */
+export async function writableCategory(d1: D1Database, accountId: number, id: number): Promise<Category> {
+  return assertWritable(await getCategory(d1, id), accountId);
+}
+
+/**
+ * Deletes the caller's category and returns it, so its image can be removed.
+ * A category some pinpoint still uses (any account's) is refused with 409 by
+ * the foreign key itself, so nothing changes and nothing races.
+ */
+export async function deleteCategory(d1: D1Database, accountId: number, id: number): Promise<Category> {
+  const row = await database(d1)
+    .delete(categories)
+    .where(and(eq(categories.id, id), eq(categories.account_id, accountId)))
+    .returning()
+    .get()
+    .catch((error: unknown) => {
+      if (!isForeignKeyViolation(error)) throw error;
+      throw new ApiError(
+        "conflict",
+        "The category is still used by pinpoints; give them another category before deleting it.",
+      );
+    });
+  if (row) return row;
+  // Nothing deleted: say why (404 or 403); if it is ours after all, it vanished meanwhile.
+  await writableCategory(d1, accountId, id);
+  throw notFound("category");
+}
