@@ -33,18 +33,25 @@ export const requireToken = () =>
   createMiddleware<AppEnv>(async function requireToken(c, next) {
     const header = c.req.header("Authorization");
     const fromQuery = c.req.query("access_token");
-    const bearer = header?.match(/^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i)?.[1];
+    // A token in the URL makes the URL a secret: keep every answer, errors included, out of shared caches.
+    if (fromQuery !== undefined) c.header("Cache-Control", "private, no-store");
     if (header !== undefined && fromQuery !== undefined) {
       // §2: clients MUST NOT use more than one method to transmit the token.
-      throw new ApiError("bad_request", "Send the access token in the Authorization header or the query, not both.");
+      throw new ApiError("bad_request", "Send the access token in the Authorization header or the query, not both.", {
+        headers: { "WWW-Authenticate": `${REALM}, error="invalid_request"` },
+      });
     }
-    const token = bearer ?? fromQuery;
-    if (!token) {
-      throw unauthorized(
-        header === undefined ? "An access token is required." : "The Authorization header must use the Bearer scheme.",
-        false,
-      );
+    let token = fromQuery;
+    if (header !== undefined) {
+      const [, scheme, credentials] = header.match(/^(\S+)(?: +(.*))?$/) ?? [];
+      // §3.1: another scheme is no token at all, so no error code; a Bearer credential that is not a b64token is one.
+      if (scheme?.toLowerCase() !== "bearer") {
+        throw unauthorized("The Authorization header must use the Bearer scheme.", false);
+      }
+      token = credentials?.match(/^([A-Za-z0-9\-._~+/]+=*) *$/)?.[1];
+      if (!token) throw unauthorized("The token is malformed.", true);
     }
+    if (!token) throw unauthorized("An access token is required.", fromQuery !== undefined);
 
     const result = await verifyToken(token, await signingKeys(c.env), Math.floor(clock.now() / 1000));
     if (result.kind === "invalid") throw unauthorized(result.reason, true);
@@ -63,6 +70,6 @@ export const requireToken = () =>
     }
     c.set("principal", { clientId: claims.sub, accountId: claims.acc, scopes });
     await next();
-    // A token in the URL makes the URL a secret: keep responses out of shared caches.
+    // The handler may have replaced the response; the rule above still holds.
     if (fromQuery !== undefined) c.res.headers.set("Cache-Control", "private, no-store");
   });

@@ -56,7 +56,10 @@ export async function clientInGoodStanding(
 ): Promise<boolean> {
   let entry = cache.get(clientId);
   const age = entry ? clock.now() - entry.fetchedAt : Infinity;
-  if (!entry || age >= MAX_AGE_MS) {
+  // A validly signed token newer than the cached secret version proves the entry stale
+  // (the secret was rotated and a new token issued): reload now rather than reject it.
+  const outdated = entry?.version != null && version > entry.version;
+  if (!entry || age >= MAX_AGE_MS || outdated) {
     entry = await refresh(db, clientId, entry);
   } else if (age >= FRESH_MS) {
     waitUntil(refresh(db, clientId, entry).catch(() => undefined));
