@@ -7,8 +7,10 @@ import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import { tokenRoutes } from "./auth/token-route";
+import { categoryRoutes } from "./categories/routes";
 import { configFor } from "./config";
 import type { AppEnv } from "./env";
+import { eventRoutes } from "./events/routes";
 import { notFound, onError } from "./http/errors";
 import { listRoutes } from "./lists/routes";
 import { pinpointRoutes } from "./pinpoints/routes";
@@ -40,7 +42,9 @@ export const app = new Hono<AppEnv>({ strict: false })
   .use(requestId, corsPolicy)
   .route("/v3.0/oauth2/token", tokenRoutes)
   .route("/v3.0/pinpoints", pinpointRoutes)
-  .route("/v3.0/lists", listRoutes);
+  .route("/v3.0/lists", listRoutes)
+  .route("/v3.0/categories", categoryRoutes)
+  .route("/v3.0/events", eventRoutes);
 
 app.onError(onError);
 app.notFound(notFound(app.routes));

@@ -1,0 +1,56 @@
+/**
+ * Request and response shapes of events, derived from the `events` table;
+ * the refinements add the API's rules (CONTRACT "Resources", Event).
+ */
+import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
+import { z } from "zod";
+import { events } from "../db/schema";
+import * as field from "../fields/schemas";
+import { mediaFile } from "../media/upload";
+import { dateList } from "./dates";
+
+const refinements = {
+  // Required on create, optional on update: refined from the column's own schema.
+  name: () => field.name,
+  pinpoint: () => field.id,
+  dates: () => dateList,
+  // Optional everywhere; `null` clears.
+  description: field.description.optional(),
+  media_credits: field.text(1000).optional(),
+  tags: field.tags.optional(),
+};
+
+/** Fields a client may send; anything else in the body is ignored. */
+const writable = {
+  name: true,
+  pinpoint: true,
+  dates: true,
+  description: true,
+  media_credits: true,
+  tags: true,
+} as const;
+
+/** `media_file`: an object stores new media, `null` clears it, absent leaves it unchanged. */
+const media = { media_file: mediaFile.nullable().optional() };
+
+/** POST body: name, pinpoint and at least one date required. */
+export const eventCreate = createInsertSchema(events, refinements).pick(writable).extend(media);
+
+/** PUT body: any subset; a new `dates` array replaces the old one. */
+export const eventUpdate = createUpdateSchema(events, refinements).pick(writable).extend(media);
+
+export type EventCreate = z.output<typeof eventCreate>;
+export type EventUpdate = z.output<typeof eventUpdate>;
+
+const occurrenceJson = z.object({ start: z.iso.datetime(), end: z.iso.datetime() });
+
+/** An event as the API returns it. */
+export const eventJson = createSelectSchema(events, { tags: z.array(z.string()), dates: z.array(occurrenceJson) })
+  .pick({ id: true, ...writable })
+  .extend({
+    media_url: z.string().nullable(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  });
+
+export type EventJson = z.output<typeof eventJson>;
