@@ -11,8 +11,12 @@
  * Every content table carries `account_id` and an `(account_id, id)` index:
  * collection reads are keyset scans over that index, so page N costs the same
  * as page 1 and another account's rows are never touched.
+ *
+ * Media keys (`media_key`, `image_key`) have partial indexes so the media
+ * sweep (src/media/sweep.ts) checks a batch of R2 keys with index probes
+ * instead of scanning every row.
  */
-import { sql } from "drizzle-orm";
+import { isNotNull, sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 /** Milliseconds since the epoch, filled by SQLite so batch inserts need no clock. */
@@ -69,7 +73,10 @@ export const categories = sqliteTable(
     created_at: createdAt(),
     updated_at: updatedAt(),
   },
-  (t) => [index("categories_account_idx").on(t.account_id, t.id)],
+  (t) => [
+    index("categories_account_idx").on(t.account_id, t.id),
+    index("categories_image_idx").on(t.image_key).where(isNotNull(t.image_key)),
+  ],
 );
 
 export const pinpoints = sqliteTable(
@@ -95,7 +102,11 @@ export const pinpoints = sqliteTable(
     created_at: createdAt(),
     updated_at: updatedAt(),
   },
-  (t) => [index("pinpoints_account_idx").on(t.account_id, t.id), index("pinpoints_category_idx").on(t.category)],
+  (t) => [
+    index("pinpoints_account_idx").on(t.account_id, t.id),
+    index("pinpoints_category_idx").on(t.category),
+    index("pinpoints_media_idx").on(t.media_key).where(isNotNull(t.media_key)),
+  ],
 );
 
 export const lists = sqliteTable(
@@ -153,7 +164,11 @@ export const events = sqliteTable(
     created_at: createdAt(),
     updated_at: updatedAt(),
   },
-  (t) => [index("events_account_idx").on(t.account_id, t.id), index("events_pinpoint_idx").on(t.pinpoint, t.id)],
+  (t) => [
+    index("events_account_idx").on(t.account_id, t.id),
+    index("events_pinpoint_idx").on(t.pinpoint, t.id),
+    index("events_media_idx").on(t.media_key).where(isNotNull(t.media_key)),
+  ],
 );
 
 export type Pinpoint = typeof pinpoints.$inferSelect;
