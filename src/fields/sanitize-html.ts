@@ -81,8 +81,15 @@ export function isSafeUrl(raw: string): boolean {
   return scheme === undefined || SAFE_SCHEMES.has(scheme.toLowerCase());
 }
 
-const rewriter = () =>
-  new HTMLRewriter()
+/** Escapes text so it can only ever be text. */
+const escapeText = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
+
+type Rewritten = { output: string; endsAsText: (marker: string) => boolean };
+
+/** One pass of the rewriter over `html`; also tells whether the input ended as plain text. */
+async function rewrite(html: string, markerLength: number): Promise<Rewritten> {
+  let textTail = "";
+  const response = new HTMLRewriter()
     .on(DROPPED.join(","), {
       element(element) {
         element.remove();
@@ -95,28 +102,57 @@ const rewriter = () =>
           element.removeAndKeepContent();
           return;
         }
-        for (const [name] of [...element.attributes] as [string, string][]) {
+        // Judge each attribute by its own value: with a duplicate name, getAttribute() sees only the first.
+        for (const [name, value] of [...element.attributes] as [string, string][]) {
           const keep =
             (allowed.includes(name) || GLOBAL_ATTRIBUTES.includes(name)) &&
-            (!URL_ATTRIBUTES.has(name) || isSafeUrl(element.getAttribute(name) ?? ""));
+            (!URL_ATTRIBUTES.has(name) || isSafeUrl(value));
           if (!keep) element.removeAttribute(name);
         }
       },
-      comments(comment) {
-        comment.remove();
-      },
     })
     .onDocument({
-      doctype() {},
       comments(comment) {
         comment.remove();
       },
-    });
+      text(chunk) {
+        textTail = (textTail + chunk.text).slice(-markerLength);
+        // A "<" the parser saw as text (in <xmp>, <plaintext>, or just "a < b") must not become markup once
+        // the element around it is unwrapped.
+        if (chunk.text.includes("<")) chunk.replace(chunk.text.replaceAll("<", "&lt;"), { html: true });
+      },
+    })
+    .transform(new Response(html, { headers: { "Content-Type": "text/html; charset=utf-8" } }));
+  const output = await response.text();
+  return { output, endsAsText: (marker) => textTail === marker };
+}
 
-/** Returns `html` with active content removed and ordinary markup kept. */
+/**
+ * Closes whatever construct the input may end inside: a tag or attribute
+ * value (`"'>`), a comment or bogus comment (`<!---->` after the `>`).
+ */
+const CLOSE = `"'><!---->`;
+
+/**
+ * Returns `html` with active content removed and ordinary markup kept.
+ *
+ * The parser passes an unfinished construct at the very end of its input
+ * (`<img src=x onerror=alert(1)//` with no `>`) through verbatim, and a page
+ * embedding the description would complete it with its own next `>`. So a
+ * random marker is appended: if it comes out as text, the input ended as text
+ * and the marker is cut off again; if not, the construct is closed first.
+ */
 export async function sanitizeHtml(html: string): Promise<string> {
-  const response = rewriter().transform(
-    new Response(html, { headers: { "Content-Type": "text/html; charset=utf-8" } }),
-  );
-  return (await response.text()).trim();
+  // A leading digit keeps a final bare "<" text ("<0" starts no tag).
+  const marker = `0${crypto.randomUUID().replaceAll("-", "")}`;
+  for (const closing of ["", CLOSE]) {
+    const { output, endsAsText } = await rewrite(html + closing + marker, marker.length);
+    if (endsAsText(marker)) {
+      // The marker is either the final text, or inside an element dropped with its content (<script>...).
+      if (output.endsWith(marker)) return output.slice(0, -marker.length).trim();
+      if (!output.includes(marker)) return output.trim();
+    }
+  }
+  // Nothing closed it (not seen in practice): keep the description as plain text.
+  return escapeText(html).trim();
 }
