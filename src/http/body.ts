@@ -51,16 +51,13 @@ export const jsonBody = () =>
     const raw = c.req.raw;
     if (raw.body === null) return next();
     const max = c.var.config.maxBodyBytes;
-    const lengthHeader = c.req.header("Content-Length");
-    const declared = lengthHeader === undefined ? null : Number(lengthHeader);
+    // Only a well-formed Content-Length sizes the buffer; the byte count read is what is enforced.
+    const lengthHeader = c.req.header("Content-Length")?.trim();
+    const declared = lengthHeader && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : null;
     if (declared !== null && declared > max) throw tooLarge(max);
     const contentType = c.req.header("Content-Type");
     const mediaType = contentType?.split(";")[0]?.trim() ?? "";
-    const bytes = await readBodyWithin(
-      raw.body,
-      max,
-      declared !== null && Number.isSafeInteger(declared) ? declared : null,
-    );
+    const bytes = await readBodyWithin(raw.body, max, declared);
     const isJson = jsonMediaType.test(mediaType);
     if (bytes.byteLength === 0) {
       if (isJson) throw new ApiError("malformed_json", "The request body is empty; send a JSON document.");
