@@ -1,0 +1,56 @@
+// Baseline: the cost of the database alone. The bare SQL of the service's
+// reads and writes over the same D1 database, with no auth, validation,
+// cursor signing or mapping: what any Worker answering these requests must pay.
+const PAGE = 20;
+const headers = { "Content-Type": "application/json" };
+const json = (value) => new Response(JSON.stringify(value), { headers });
+
+export default {
+  async fetch(request, env) {
+    const url = new URL(request.url);
+    const q = url.searchParams;
+    switch (url.pathname) {
+      // One row by primary key.
+      case "/get":
+        return json(
+          await env.DB.prepare("SELECT * FROM pinpoints WHERE id = ?")
+            .bind(Number(q.get("id")))
+            .first(),
+        );
+      // A keyset page of one account's rows, over the (account_id, id) index.
+      case "/page": {
+        const { results } = await env.DB.prepare(
+          "SELECT * FROM pinpoints WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
+        )
+          .bind(Number(q.get("account")), Number(q.get("after") ?? 0), PAGE)
+          .all();
+        return json({ results });
+      }
+      // A keyset page of a list's members, joined to their rows.
+      case "/list-page": {
+        const { results } = await env.DB.prepare(
+          `SELECT p.* FROM list_pinpoints AS lp JOIN pinpoints AS p ON p.id = lp.pinpoint_id
+           WHERE lp.list_id = ? AND lp.pinpoint_id > ? ORDER BY lp.pinpoint_id LIMIT ?`,
+        )
+          .bind(Number(q.get("list")), Number(q.get("after") ?? 0), PAGE)
+          .all();
+        return json({ results });
+      }
+      // One row written and read back.
+      case "/insert":
+        return json(
+          await env.DB.prepare(
+            `INSERT INTO pinpoints (account_id, name, latitude, longitude, category_id, description, tags)
+             VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING *`,
+          )
+            .bind(Number(q.get("account")), "Bare insert", 48.8566, 2.3522, "<p>A bare insert.</p>", '["bench"]')
+            .first(),
+        );
+      // Receives a body and drops it: what the runtime itself holds while reading an upload.
+      case "/sink":
+        return json({ bytes: (await request.arrayBuffer()).byteLength });
+      default:
+        return new Response("not found", { status: 404 });
+    }
+  },
+};

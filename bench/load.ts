@@ -1,0 +1,97 @@
+/**
+ * The load generator, a process of its own (forked by bench/run.ts) so that
+ * driving the load never shares an event loop with the harness. It runs one
+ * autocannon measurement per message and answers with a summary. Latencies
+ * are kept at full (sub-millisecond) resolution from autocannon's per-response
+ * events; its own histogram rounds to whole milliseconds.
+ */
+import { readFileSync } from "node:fs";
+import autocannon from "autocannon";
+
+export type LoadRequest = {
+  url: string;
+  method: "GET" | "POST";
+  headers?: Record<string, string>;
+  /** Path of a file holding the request body (large bodies do not travel over IPC). */
+  bodyFile?: string;
+  connections: number;
+  seconds: number;
+};
+
+export type LoadResult = {
+  rps: number;
+  requests: number;
+  p50: number;
+  p99: number;
+  mean: number;
+  /** Responses that were not 2xx, and socket errors or timeouts: a valid run has none. */
+  non2xx: number;
+  errors: number;
+  statuses: Record<string, number>;
+};
+
+function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+export function measure(request: LoadRequest): Promise<LoadResult> {
+  const body = request.bodyFile ? readFileSync(request.bodyFile) : undefined;
+  let latencies = new Float64Array(1 << 14);
+  let count = 0;
+  return new Promise((resolve, reject) => {
+    const instance = autocannon(
+      {
+        url: request.url,
+        method: request.method,
+        headers: request.headers,
+        body,
+        connections: request.connections,
+        duration: request.seconds,
+        timeout: 30,
+      },
+      (error, result) => {
+        if (error) return reject(error);
+        const sorted = latencies.slice(0, count).sort();
+        let total = 0;
+        for (const value of sorted) total += value;
+        resolve({
+          // Completed 2xx responses over the measured time, not autocannon's per-second sample mean.
+          rps: count / (result.duration || request.seconds),
+          requests: result.requests.total,
+          p50: percentile(sorted, 50),
+          p99: percentile(sorted, 99),
+          mean: count ? total / count : NaN,
+          non2xx: result.non2xx,
+          errors: result.errors + result.timeouts,
+          statuses: Object.fromEntries(
+            Object.entries(result.statusCodeStats ?? {}).map(([code, stat]) => [
+              code,
+              (stat as { count: number }).count,
+            ]),
+          ),
+        });
+      },
+    );
+    instance.on("response", (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+      if (status < 200 || status > 299) return;
+      if (count === latencies.length) {
+        const grown = new Float64Array(latencies.length * 2);
+        grown.set(latencies);
+        latencies = grown;
+      }
+      latencies[count++] = responseTime;
+    });
+  });
+}
+
+// As a forked child: one measurement per message, answered in order.
+if (process.send) {
+  process.on("message", (message: { id: number; request: LoadRequest }) => {
+    measure(message.request).then(
+      (result) => process.send!({ id: message.id, result }),
+      (error: unknown) => process.send!({ id: message.id, error: String(error) }),
+    );
+  });
+  process.on("disconnect", () => process.exit(0));
+}

@@ -1,0 +1,137 @@
+/** The benchmark's results: the JSON written to bench/results/latest.json and the table printed from it. */
+import { readFileSync } from "node:fs";
+import { cpus, totalmem } from "node:os";
+import type { LoadResult } from "./load.ts";
+
+export type TargetResult = {
+  key: string;
+  label: string;
+  runs: LoadResult[];
+  /** Medians over the rounds. */
+  rps: number;
+  p50: number;
+  p99: number;
+  /** Median over the rounds of this target's req/s divided by the group baseline's in the same round. */
+  ratio: number;
+  /** Non-2xx responses and socket errors over all rounds: anything but 0 voids the row. */
+  invalid: number;
+};
+
+export type GroupResult = {
+  name: string;
+  baseline: string;
+  targets: TargetResult[];
+  runs: Record<string, LoadResult[]>;
+};
+
+type Memory = {
+  payloadBytes: number;
+  requestBodyBytes: number;
+  peakAddedBytes: number;
+  peakAddedVsPayload: number;
+  bareSinkPeakAddedBytes: number;
+  uploads: { status: number; idleBytes: number; peakBytes: number; addedBytes: number }[];
+};
+
+export type Report = {
+  date: string;
+  machine: ReturnType<typeof machine>;
+  settings: Record<string, unknown>;
+  scale: Record<string, unknown>;
+  bundle: { bytes: number; gzipBytes: number; wrangler: string | null };
+  startup: {
+    api: { readyMs: number; firstResponseMs: number };
+    reference: { readyMs: number; firstResponseMs: number };
+    workerCostMs: number;
+  };
+  memory: Memory | null;
+  groups: GroupResult[];
+  goals: { what: string; goal: string; value: number; met: boolean | null }[];
+  totalSeconds: number;
+};
+
+function version(pkg: string): string | null {
+  try {
+    return (JSON.parse(readFileSync(`node_modules/${pkg}/package.json`, "utf8")) as { version: string }).version;
+  } catch {
+    return null;
+  }
+}
+
+/** The machine the figures came from. */
+export function machine() {
+  return {
+    nproc: cpus().length,
+    cpu: cpus()[0]?.model ?? "unknown",
+    memoryGiB: Math.round((totalmem() / 1024 ** 3) * 10) / 10,
+    node: process.version,
+    platform: `${process.platform} ${process.arch}`,
+    workerd: version("workerd"),
+    miniflare: version("miniflare"),
+    wrangler: version("wrangler"),
+    autocannon: version("autocannon"),
+  };
+}
+
+const MiB = 1024 * 1024;
+const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+
+/** Markdown table of every measured target, then the goals; also what docs/benchmarks.md shows. */
+export function renderReport(report: Report): string {
+  const lines: string[] = [];
+  const m = report.machine;
+  lines.push(`Run ${report.date} on ${m.nproc} × ${m.cpu}, ${m.memoryGiB} GiB, Node ${m.node}, workerd ${m.workerd}`);
+  lines.push(
+    `autocannon, ${report.settings.connections} connections, ${report.settings.seconds} s per run, median of ${report.settings.rounds} interleaved rounds; ratio = req/s ÷ the group's first row, same round`,
+  );
+  lines.push("");
+  lines.push("| group | scenario | req/s | p50 ms | p99 ms | ratio |");
+  lines.push("|---|---|---:|---:|---:|---:|");
+  for (const group of report.groups) {
+    for (const t of group.targets) {
+      const ratio = t.key === group.baseline ? "baseline" : fmt(t.ratio, 2);
+      const flag = t.invalid ? ` (${t.invalid} non-2xx/errors)` : "";
+      lines.push(
+        `| ${group.name} | ${t.label}${flag} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} | ${fmt(t.p99, 2)} | ${ratio} |`,
+      );
+    }
+  }
+  lines.push("");
+  lines.push("| goal | target | measured | met |");
+  lines.push("|---|---|---:|---|");
+  for (const g of report.goals) {
+    lines.push(`| ${g.what} | ${g.goal} | ${fmt(g.value, 2)} | ${g.met === null ? "n/a" : g.met ? "yes" : "NO"} |`);
+  }
+  const b = report.bundle;
+  const bundleMet = b.gzipBytes < 150_000;
+  lines.push(
+    `| bundle (wrangler deploy --dry-run), gzip | < 150 KB | ${fmt(b.gzipBytes / 1000, 1)} KB (${fmt(b.bytes / 1000, 1)} KB raw) | ${bundleMet ? "yes" : "NO"} |`,
+  );
+  const mem = report.memory;
+  if (mem) {
+    lines.push(
+      `| peak memory added by a ${fmt(mem.payloadBytes / MiB)} MiB upload (${fmt(mem.requestBodyBytes / MiB, 1)} MiB JSON body) | < 4× payload | ${fmt(mem.peakAddedBytes / MiB, 1)} MiB = ${fmt(mem.peakAddedVsPayload, 2)}× | ${mem.peakAddedVsPayload < 4 ? "yes" : "NO"} |`,
+    );
+  }
+  lines.push("");
+  const s = report.startup;
+  lines.push(
+    `Startup: workerd ready with the Worker in ${fmt(s.api.readyMs)} ms, first response at ${fmt(s.api.firstResponseMs)} ms; ` +
+      `a constant Worker with the same bindings: ${fmt(s.reference.readyMs)} / ${fmt(s.reference.firstResponseMs)} ms; ` +
+      `the Worker's own cost: ${fmt(s.workerCostMs)} ms (medians of 3).`,
+  );
+  if (mem) {
+    lines.push(
+      `Memory: workerd RSS idle ${fmt(mem.uploads[0]!.idleBytes / MiB)} MiB; added per upload ${mem.uploads
+        .map((u) => `${fmt(u.addedBytes / MiB, 1)}`)
+        .join(", ")} MiB (status ${mem.uploads.map((u) => u.status).join(", ")}); ` +
+        `a bare Worker that only reads the same body adds ${fmt(mem.bareSinkPeakAddedBytes / MiB, 1)} MiB.`,
+    );
+  }
+  lines.push(`Total time: ${fmt(report.totalSeconds)} s.`);
+  return lines.join("\n");
+}
+
+export function printReport(report: Report): void {
+  console.log(renderReport(report));
+}

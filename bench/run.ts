@@ -1,0 +1,316 @@
+/**
+ * `npm run bench`: builds the Worker as a deploy would, starts it and two
+ * baseline Workers on one local workerd (Miniflare's API), seeds 100,000
+ * pinpoints, and measures every scenario against its baseline in interleaved
+ * rounds from a separate load process. Prints a table and writes
+ * bench/results/latest.json. Talks only to 127.0.0.1; stops by itself.
+ *
+ * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
+ * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all).
+ */
+import { fork, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { LoadRequest, LoadResult } from "./load.ts";
+import { machine, printReport, type GroupResult, type Report, type TargetResult } from "./report.ts";
+import { buildBundle, memoryOf, startRuntime, workerdChild, type Bundle, type Runtime } from "./runtime.ts";
+import { GOALS, buildGroups, fakePng, pinpointBody, type Group } from "./scenarios.ts";
+import { migrate, seed, SCALE } from "./seed.ts";
+
+const settings = {
+  seconds: Number(process.env.BENCH_SECONDS ?? 5),
+  rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+  connections: Number(process.env.BENCH_CONNECTIONS ?? 16),
+  groups: process.env.BENCH_GROUPS?.split(",").filter(Boolean) ?? null,
+};
+/** Whatever happens, the run ends before this. */
+const DEADLINE_MS = 9.5 * 60 * 1000;
+const started = performance.now();
+const dir = mkdtempSync(join(tmpdir(), "poi-bench-"));
+const log = (message: string) =>
+  console.error(`[bench ${((performance.now() - started) / 1000).toFixed(0)}s] ${message}`);
+
+// ---- cleanup: never leave workerd, the load process or the temp dir behind ----
+const cleanups: (() => Promise<void> | void)[] = [];
+let cleaning: Promise<void> | null = null;
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    for (const fn of cleanups.reverse()) await Promise.resolve(fn()).catch(() => undefined);
+    rmSync(dir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+process.on("exit", () => {
+  // Last resort when exiting without cleanup (synchronous context).
+  const pid = workerdChild();
+  if (pid !== null) process.kill(pid, "SIGKILL");
+  rmSync(dir, { recursive: true, force: true });
+});
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
+  process.on(signal, () => {
+    log(`${signal}: stopping`);
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+const deadline = setTimeout(() => {
+  log("deadline reached: stopping");
+  void cleanup().finally(() => process.exit(2));
+}, DEADLINE_MS);
+deadline.unref();
+
+// ---- the load process ----
+function startLoad(): { run: (request: LoadRequest) => Promise<LoadResult>; child: ChildProcess } {
+  const child = fork(new URL("./load.ts", import.meta.url), [], { stdio: ["ignore", "inherit", "inherit", "ipc"] });
+  let next = 0;
+  const pending = new Map<number, { resolve: (r: LoadResult) => void; reject: (e: Error) => void }>();
+  child.on("message", (message: { id: number; result?: LoadResult; error?: string }) => {
+    const waiter = pending.get(message.id);
+    pending.delete(message.id);
+    if (message.error !== undefined) waiter?.reject(new Error(message.error));
+    else waiter?.resolve(message.result!);
+  });
+  child.on("exit", (code) => {
+    for (const waiter of pending.values()) waiter.reject(new Error(`load process exited (${code})`));
+    pending.clear();
+  });
+  cleanups.push(() => {
+    child.kill();
+  });
+  return {
+    child,
+    run: (request) =>
+      new Promise((resolve, reject) => {
+        const id = next++;
+        pending.set(id, { resolve, reject });
+        child.send({ id, request });
+      }),
+  };
+}
+
+const median = (values: number[]) => {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return NaN;
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+};
+
+// ---- startup ----
+/** Time to `ready` and to the first response, for the Worker alone and for a constant Worker with the same bindings. */
+async function measureStartup(bundle: Bundle) {
+  const samples: Record<"api" | "reference", { ready: number; firstResponse: number }[]> = { api: [], reference: [] };
+  for (let round = 0; round < 3; round++) {
+    for (const kind of ["api", "reference"] as const) {
+      const t0 = performance.now();
+      const rt = await startRuntime(
+        join(dir, `startup-${kind}-${round}`),
+        kind === "api" ? { api: bundle } : { reference: true },
+      );
+      try {
+        const ready = performance.now() - t0;
+        // A CORS preflight needs no database: it measures the isolate, not D1.
+        const url = kind === "api" ? new URL("/v3.0/pinpoints", rt.api) : rt.reference;
+        const response = await fetch(url, {
+          method: "OPTIONS",
+          headers: { Origin: "http://localhost", "Access-Control-Request-Method": "GET" },
+        });
+        await response.arrayBuffer();
+        samples[kind].push({ ready, firstResponse: performance.now() - t0 });
+      } finally {
+        await rt.dispose();
+      }
+    }
+  }
+  const summary = (kind: "api" | "reference") => ({
+    readyMs: median(samples[kind].map((s) => s.ready)),
+    firstResponseMs: median(samples[kind].map((s) => s.firstResponse)),
+  });
+  const api = summary("api");
+  const reference = summary("reference");
+  return { api, reference, workerCostMs: api.firstResponseMs - reference.firstResponseMs };
+}
+
+// ---- memory ----
+function resetPeak(pid: number): boolean {
+  try {
+    // "5" resets the peak RSS (VmHWM) to the current RSS (proc(5), clear_refs).
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Peak resident memory of workerd while one upload is received and handled, above its idle level. */
+async function uploadPeak(pid: number, url: URL, body: string, headers: Record<string, string>) {
+  await new Promise((r) => setTimeout(r, 300));
+  const idle = memoryOf(pid).rss;
+  const exact = resetPeak(pid);
+  let sampled = idle;
+  const sampler = setInterval(() => {
+    sampled = Math.max(sampled, memoryOf(pid).rss);
+  }, 2);
+  const response = await fetch(url, { method: "POST", headers, body });
+  const text = await response.text();
+  clearInterval(sampler);
+  const peak = Math.max(sampled, exact ? memoryOf(pid).hwm : 0);
+  return {
+    status: response.status,
+    idleBytes: idle,
+    peakBytes: peak,
+    addedBytes: peak - idle,
+    detail: text.slice(0, 200),
+  };
+}
+
+async function measureMemory(rt: Runtime, token: string) {
+  const pid = rt.workerdPid;
+  if (pid === null) return null;
+  const payloadBytes = 10 * 1024 * 1024;
+  const body = pinpointBody(fakePng(payloadBytes));
+  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
+  const api = new URL("/v3.0/pinpoints", rt.api);
+  const sink = new URL("/sink", rt.bare);
+  // The first upload into a fresh isolate is the worst case; later ones reuse freed memory.
+  const uploads = [];
+  for (let i = 0; i < 3; i++) uploads.push(await uploadPeak(pid, api, body, headers));
+  const sinks = [];
+  for (let i = 0; i < 3; i++) sinks.push(await uploadPeak(pid, sink, body, { "Content-Type": "application/json" }));
+  const worst = Math.max(...uploads.map((u) => u.addedBytes));
+  return {
+    payloadBytes,
+    requestBodyBytes: Buffer.byteLength(body),
+    uploads,
+    bareSinkUploads: sinks,
+    peakAddedBytes: worst,
+    peakAddedVsPayload: worst / payloadBytes,
+    bareSinkPeakAddedBytes: Math.max(...sinks.map((u) => u.addedBytes)),
+  };
+}
+
+// ---- load ----
+async function runGroups(groups: Group[], load: ReturnType<typeof startLoad>): Promise<GroupResult[]> {
+  const results: GroupResult[] = [];
+  const base = { connections: settings.connections };
+  for (const group of groups) {
+    log(`group ${group.name}: ${group.targets.map((t) => t.key).join(", ")}`);
+    // Check each target answers as expected, then warm it up, before measuring.
+    for (const target of group.targets) {
+      const probe = await load.run({ ...target.request, ...base, connections: 1, seconds: 1 });
+      const statuses = Object.keys(probe.statuses);
+      if (probe.requests === 0 || statuses.some((s) => Number(s) !== target.status)) {
+        throw new Error(`${target.key}: expected ${target.status}, got ${JSON.stringify(probe.statuses)}`);
+      }
+    }
+    const runs = new Map<string, LoadResult[]>(group.targets.map((t) => [t.key, []]));
+    for (let round = 0; round < settings.rounds; round++) {
+      for (const target of group.targets) {
+        const result = await load.run({ ...target.request, ...base, seconds: settings.seconds });
+        runs.get(target.key)!.push(result);
+        log(`  ${target.key} round ${round + 1}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms`);
+      }
+    }
+    const baseline = group.targets[0]!;
+    const targets: TargetResult[] = group.targets.map((target) => {
+      const mine = runs.get(target.key)!;
+      const theirs = runs.get(baseline.key)!;
+      return {
+        key: target.key,
+        label: target.label,
+        runs: mine,
+        rps: median(mine.map((r) => r.rps)),
+        p50: median(mine.map((r) => r.p50)),
+        p99: median(mine.map((r) => r.p99)),
+        ratio: median(mine.map((r, i) => r.rps / theirs[i]!.rps)),
+        invalid: mine.reduce((n, r) => n + r.non2xx + r.errors, 0),
+      };
+    });
+    results.push({ name: group.name, baseline: baseline.key, targets, runs: Object.fromEntries(runs) });
+  }
+  return results;
+}
+
+function evaluateGoals(groups: GroupResult[]) {
+  return GOALS.map((goal) => {
+    const group = groups.find((g) => g.name === goal.group);
+    const runs = group?.runs;
+    let value = NaN;
+    if (runs?.[goal.target] && runs[goal.versus]) {
+      const mine = runs[goal.target]!;
+      const theirs = runs[goal.versus]!;
+      value =
+        goal.kind === "rps-ratio"
+          ? median(mine.map((r, i) => r.rps / theirs[i]!.rps))
+          : median(mine.map((r, i) => r.p50 / theirs[i]!.p50));
+    }
+    const met = Number.isFinite(value) ? (goal.kind === "rps-ratio" ? value >= goal.limit : value < goal.limit) : null;
+    return { what: goal.what, goal: goal.goal, value, met };
+  });
+}
+
+async function main() {
+  log(`settings: ${JSON.stringify(settings)}`);
+  const bundle = buildBundle(join(dir, "bundle"));
+  log(`bundle: ${bundle.bytes} bytes, ${bundle.gzipBytes} gzip (${bundle.wranglerReport ?? "no wrangler report"})`);
+
+  const startup = await measureStartup(bundle);
+  log(`startup: ${JSON.stringify(startup)}`);
+
+  const t0 = performance.now();
+  const rt = await startRuntime(join(dir, "state"), { api: bundle, baselines: true });
+  cleanups.push(() => rt.dispose());
+  log(`runtime ready in ${(performance.now() - t0).toFixed(0)} ms; workerd pid ${rt.workerdPid}`);
+
+  const db = await rt.mf.getD1Database("DB", "api");
+  await migrate(db as never);
+  const seeded = await seed(db as never);
+  log(`seeded ${JSON.stringify(seeded.rows)} in ${seeded.millis.toFixed(0)} ms`);
+
+  const tokenResponse = await fetch(new URL("/v3.0/oauth2/token", rt.api), {
+    method: "POST",
+    headers: {
+      Authorization: `Basic ${btoa(`${seeded.client.id}:${seeded.client.secret}`)}`,
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
+    body: "grant_type=client_credentials",
+  });
+  if (tokenResponse.status !== 200) throw new Error(`token: ${tokenResponse.status} ${await tokenResponse.text()}`);
+  const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
+
+  const memory = await measureMemory(rt, token);
+  log(`memory: ${JSON.stringify(memory && { ...memory, uploads: undefined, bareSinkUploads: undefined })}`);
+
+  const loadDir = join(dir, "bodies");
+  mkdirSync(loadDir);
+  const all = await buildGroups(rt, seeded, token, loadDir);
+  const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
+  const load = startLoad();
+  const groupResults = await runGroups(groups, load);
+
+  const report: Report = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    settings: { ...settings, tool: "autocannon", runtime: "workerd via Miniflare's API (direct sockets)" },
+    scale: { ...SCALE, rows: seeded.rows, seedMs: seeded.millis },
+    bundle: { bytes: bundle.bytes, gzipBytes: bundle.gzipBytes, wrangler: bundle.wranglerReport },
+    startup,
+    memory,
+    groups: groupResults,
+    goals: evaluateGoals(groupResults),
+    totalSeconds: 0,
+  };
+  report.totalSeconds = (performance.now() - started) / 1000;
+  mkdirSync("bench/results", { recursive: true });
+  writeFileSync("bench/results/latest.json", JSON.stringify(report, null, 2) + "\n");
+  printReport(report);
+}
+
+try {
+  await main();
+  await cleanup();
+  process.exit(0);
+} catch (error) {
+  console.error(error);
+  await cleanup();
+  process.exit(1);
+}

@@ -1,0 +1,188 @@
+/**
+ * The runtime under test: the Worker bundled exactly as `wrangler deploy`
+ * would upload it, and two baseline Workers, all in one local workerd started
+ * through Miniflare's API. Each Worker gets its own socket on 127.0.0.1
+ * (`unsafeDirectSockets`), so none of them pays for Miniflare's entry proxy
+ * and the comparison between them is like for like.
+ */
+import { execFileSync } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { gzipSync } from "node:zlib";
+import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
+import { unstable_readConfig } from "wrangler";
+
+/** Every Worker binds the same local D1 database, so the baselines read the service's data. */
+const DB_ID = "bench-db";
+export const SIGNING_KEY = "bench-signing-key-0123456789abcdef0123456789";
+
+export type Bundle = { path: string; dir: string; bytes: number; gzipBytes: number; wranglerReport: string | null };
+
+/** Environment for wrangler: never phone home from a benchmark. */
+const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" };
+
+/** `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size. */
+export function buildBundle(outDir: string): Bundle {
+  const output = execFileSync("wrangler", ["deploy", "--dry-run", "--outdir", outDir], {
+    encoding: "utf8",
+    env: wranglerEnv,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const path = join(outDir, "index.js");
+  const code = readFileSync(path);
+  // Every module wrangler wrote counts, not only the entry (e.g. bundled images).
+  const modules = readdirSync(outDir).filter((f) => !f.endsWith(".map") && f !== "README.md");
+  let bytes = 0;
+  let gzipBytes = 0;
+  for (const file of modules) {
+    const content = file === "index.js" ? code : readFileSync(join(outDir, file));
+    bytes += content.byteLength;
+    gzipBytes += gzipSync(content).byteLength;
+  }
+  return {
+    path,
+    dir: outDir,
+    bytes,
+    gzipBytes,
+    wranglerReport: output.match(/Total Upload: .*/)?.[0] ?? null,
+  };
+}
+
+export type Runtime = {
+  mf: Miniflare;
+  api: URL;
+  constant: URL;
+  bare: URL;
+  reference: URL;
+  workerdPid: number | null;
+  dispose: () => Promise<void>;
+};
+
+/**
+ * `api`: the service; `baselines`: the constant and bare-D1 Workers; `reference`:
+ * the constant Worker with the service's bindings, to tell its startup cost apart.
+ */
+type Workers = { api?: Bundle; baselines?: boolean; reference?: boolean };
+
+const quietLog = () => new Log(LogLevel.WARN);
+
+/** Starts workerd with the Worker and/or the baselines; resolves when every socket listens. */
+export async function startRuntime(persistDir: string, workers: Workers): Promise<Runtime> {
+  // Only wrangler.toml: a developer's .dev.vars must not change what is measured.
+  const config = unstable_readConfig({ config: "wrangler.toml" });
+  const compat = { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
+  const socket = [{ host: "127.0.0.1", port: 0 }];
+  const base = { ...compat, modules: true, unsafeDirectSockets: socket };
+  const storage = { d1Databases: { DB: DB_ID }, r2Buckets: { MEDIA: "bench-media" } };
+  const list: Record<string, unknown>[] = [];
+  if (workers.api) {
+    list.push({
+      name: "api",
+      ...compat,
+      modules: bundleModules(workers.api),
+      modulesRoot: workers.api.dir,
+      bindings: { ...config.vars, TOKEN_SIGNING_KEY: SIGNING_KEY },
+      ...storage,
+      unsafeDirectSockets: socket,
+    });
+  }
+  if (workers.reference) {
+    list.push({
+      ...base,
+      ...storage,
+      name: "reference",
+      scriptPath: "bench/baselines/constant.js",
+      bindings: config.vars,
+    });
+  }
+  if (workers.baselines) {
+    list.push({ ...base, name: "constant", scriptPath: "bench/baselines/constant.js" });
+    list.push({ ...base, name: "bare", scriptPath: "bench/baselines/bare-d1.js", d1Databases: { DB: DB_ID } });
+  }
+  const mf = new Miniflare(
+    convertV4MiniflareOptions({
+      host: "127.0.0.1",
+      port: 0,
+      log: quietLog(),
+      // A real `cf` object would be fetched from the internet; the placeholder will do.
+      cf: false,
+      resourcePersistencePath: persistDir,
+      telemetry: { enabled: false },
+      workers: list,
+    } as never),
+  );
+  const pid = () => workerdChild();
+  let disposed = false;
+  const dispose = async () => {
+    if (disposed) return;
+    disposed = true;
+    const child = pid();
+    await mf.dispose().catch(() => undefined);
+    // dispose() stops workerd; make sure, so a failed run never leaves one behind.
+    if (child !== null) killQuietly(child);
+  };
+  try {
+    await mf.ready;
+    const url = (name: string) => (list.some((w) => w.name === name) ? mf.unsafeGetDirectURL(name) : null);
+    const [api, constant, bare, reference] = await Promise.all(["api", "constant", "bare", "reference"].map(url));
+    return {
+      mf,
+      api: api!,
+      constant: constant!,
+      bare: bare!,
+      reference: reference!,
+      workerdPid: pid(),
+      dispose,
+    };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+}
+
+/** The modules wrangler wrote, the entry first, typed by extension as wrangler's default rules do. */
+function bundleModules(bundle: Bundle): { type: string; path: string }[] {
+  const type = (file: string) =>
+    /\.m?js$/.test(file)
+      ? "ESModule"
+      : /\.(txt|html|sql)$/.test(file)
+        ? "Text"
+        : /\.wasm$/.test(file)
+          ? "CompiledWasm"
+          : "Data";
+  const others = readdirSync(bundle.dir).filter((f) => f !== "index.js" && !f.endsWith(".map") && f !== "README.md");
+  return [bundle.path, ...others.map((f) => join(bundle.dir, f))].map((path) => ({ type: type(path), path }));
+}
+
+function killQuietly(pid: number): void {
+  try {
+    process.kill(pid, "SIGKILL");
+  } catch {
+    // already gone
+  }
+}
+
+/** The workerd process Miniflare spawned: a direct child of this process named `workerd`. */
+export function workerdChild(): number | null {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      // Fields after the parenthesised command: state, ppid, ...
+      const close = stat.lastIndexOf(")");
+      const comm = stat.slice(stat.indexOf("(") + 1, close);
+      const ppid = Number(stat.slice(close + 2).split(" ")[1]);
+      if (ppid === process.pid && comm.startsWith("workerd")) return Number(entry);
+    } catch {
+      // the process ended while we looked
+    }
+  }
+  return null;
+}
+
+/** Resident memory of a process, in bytes: current (VmRSS) and peak since the last reset (VmHWM). */
+export function memoryOf(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kib = (field: string) => Number(status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"))?.[1] ?? NaN) * 1024;
+  return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
+}

@@ -1,0 +1,271 @@
+/**
+ * What is measured. Each group is a set of targets measured in turn, round
+ * after round (A B A B ...), so every ratio compares numbers taken minutes
+ * apart at most, on the same machine, under the same noise. The first target
+ * of a group is its baseline.
+ */
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import type { LoadRequest } from "./load.ts";
+import type { Runtime } from "./runtime.ts";
+import type { Seeded } from "./seed.ts";
+
+export type Target = {
+  key: string;
+  label: string;
+  request: Omit<LoadRequest, "connections" | "seconds">;
+  /** The status every response must have for the run to count. */
+  status: number;
+};
+
+export type Group = { name: string; targets: Target[] };
+
+/** A goal from the issue, checked against medians of per-round figures. */
+export type Goal = {
+  what: string;
+  goal: string;
+  /** Group, target, and what it is compared with; `kind` says which figure. */
+  group: string;
+  target: string;
+  versus: string;
+  kind: "rps-ratio" | "p50-multiple";
+  limit: number;
+};
+
+export const GOALS: Goal[] = [
+  {
+    what: "GET /v3.0/pinpoints/{id} vs bare get-by-id",
+    goal: ">= 0.8",
+    group: "read",
+    target: "get",
+    versus: "bare-get",
+    kind: "rps-ratio",
+    limit: 0.8,
+  },
+  {
+    what: "first page (limit=20) vs bare page of 20",
+    goal: ">= 0.8",
+    group: "pages",
+    target: "first-page",
+    versus: "bare-page",
+    kind: "rps-ratio",
+    limit: 0.8,
+  },
+  {
+    what: "page past row 90,000 vs first page",
+    goal: ">= 0.9",
+    group: "pages",
+    target: "deep-page",
+    versus: "first-page",
+    kind: "rps-ratio",
+    limit: 0.9,
+  },
+  {
+    what: "token issuance vs bare get-by-id",
+    goal: ">= 0.7",
+    group: "token",
+    target: "token",
+    versus: "bare-get",
+    kind: "rps-ratio",
+    limit: 0.7,
+  },
+  {
+    what: "membership of 1,000 items: p50 as a multiple of GET by id's p50",
+    goal: "< 10x",
+    group: "membership",
+    target: "membership",
+    versus: "get",
+    kind: "p50-multiple",
+    limit: 10,
+  },
+];
+
+/** Follows `next` links (limit=1000) until `skip` rows are behind, then returns that position's limit=20 URL. */
+export async function pageAt(start: URL, skip: number, headers: Record<string, string>): Promise<URL> {
+  let url = new URL(start);
+  url.searchParams.set("limit", "1000");
+  for (let seen = 0; seen < skip;) {
+    const response = await fetch(url, { headers });
+    if (response.status !== 200) throw new Error(`GET ${url.pathname}: ${response.status} ${await response.text()}`);
+    const page = (await response.json()) as { results: unknown[]; next: string | null };
+    seen += page.results.length;
+    if (!page.next) throw new Error(`${url.pathname}${url.search} ran out after ${seen} rows`);
+    // `next` is absolute on the Worker's own origin; keep talking to the socket we measure.
+    const next = new URL(page.next);
+    url = new URL(next.pathname + next.search, start);
+  }
+  url.searchParams.set("limit", "20");
+  return url;
+}
+
+/** A PNG signature followed by incompressible bytes: what the media checks accept as an image. */
+export function fakePng(bytes: number): Uint8Array {
+  const data = new Uint8Array(bytes);
+  for (let at = 0; at < bytes; at += 65_536) crypto.getRandomValues(data.subarray(at, Math.min(bytes, at + 65_536)));
+  data.set([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+  return data;
+}
+
+export function pinpointBody(media?: Uint8Array): string {
+  return JSON.stringify({
+    name: "Benchmark pinpoint",
+    latitude: 48.8584,
+    longitude: 2.2945,
+    altitude: 35,
+    category: 1,
+    address: "Champ de Mars, 5 Avenue Anatole France, 75007 Paris",
+    description: '<p>A <strong>benchmark</strong> pinpoint with a <a href="https://example.com/">link</a>.</p>',
+    tags: ["bench", "paris", "tower"],
+    ...(media && {
+      media_file: { content: Buffer.from(media).toString("base64"), name: "bench.png", type: "image/png" },
+    }),
+  });
+}
+
+/** Every group, with URLs and bodies resolved against the running Workers and the seeded data. */
+export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, dir: string): Promise<Group[]> {
+  const auth = { Authorization: `Bearer ${token}` };
+  const json = { ...auth, "Content-Type": "application/json" };
+  const file = (name: string, content: string | Uint8Array) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+  const ids = seeded.pinpointIds;
+  const id = ids[Math.floor(ids.length / 2)]!;
+
+  const firstPage = new URL("/v3.0/pinpoints?limit=20", rt.api);
+  const deepPage = await pageAt(new URL("/v3.0/pinpoints", rt.api), 90_000, auth);
+  const listDeep = await pageAt(new URL(`/v3.0/pinpoints?list=${seeded.list}`, rt.api), 9_000, auth);
+  // The bare baselines start after the same ids the service's cursors name.
+  const afterDeep = await firstIdBefore(deepPage, auth);
+  const afterListDeep = await firstIdBefore(listDeep, auth);
+
+  const bare = (path: string) => new URL(path, rt.bare).href;
+  const target = (key: string, label: string, request: Target["request"], status = 200): Target => ({
+    key,
+    label,
+    request,
+    status,
+  });
+  const bareGet = target("bare-get", "bare D1 get-by-id", { method: "GET", url: bare(`/get?id=${id}`) });
+  const get = target("get", "GET /v3.0/pinpoints/{id}", {
+    method: "GET",
+    url: new URL(`/v3.0/pinpoints/${id}`, rt.api).href,
+    headers: auth,
+  });
+  const create = target(
+    "create",
+    "POST /v3.0/pinpoints",
+    {
+      method: "POST",
+      url: new URL("/v3.0/pinpoints", rt.api).href,
+      headers: json,
+      bodyFile: file("create.json", pinpointBody()),
+    },
+    201,
+  );
+  const membershipItems = ids.slice(0, 1000).map((pinpoint) => ({ id: pinpoint }));
+  if (membershipItems.length !== 1000) throw new Error(`only ${membershipItems.length} pinpoints for the batch`);
+
+  return [
+    {
+      name: "read",
+      targets: [
+        bareGet,
+        target("constant", "constant JSON (runtime ceiling)", { method: "GET", url: rt.constant.href }),
+        get,
+      ],
+    },
+    {
+      name: "token",
+      targets: [
+        bareGet,
+        target("token", "POST /v3.0/oauth2/token", {
+          method: "POST",
+          url: new URL("/v3.0/oauth2/token", rt.api).href,
+          headers: {
+            Authorization: `Basic ${btoa(`${seeded.client.id}:${seeded.client.secret}`)}`,
+            "Content-Type": "application/x-www-form-urlencoded",
+          },
+          bodyFile: file("token.form", "grant_type=client_credentials"),
+        }),
+      ],
+    },
+    {
+      name: "pages",
+      targets: [
+        target("bare-page", "bare D1 page of 20", { method: "GET", url: bare(`/page?account=${seeded.accountA}`) }),
+        target("first-page", "GET /v3.0/pinpoints?limit=20", { method: "GET", url: firstPage.href, headers: auth }),
+        target("bare-deep-page", "bare D1 page of 20 past row 90,000", {
+          method: "GET",
+          url: bare(`/page?account=${seeded.accountA}&after=${afterDeep}`),
+        }),
+        target("deep-page", "page of 20 past row 90,000 (cursor)", {
+          method: "GET",
+          url: deepPage.href,
+          headers: auth,
+        }),
+      ],
+    },
+    {
+      name: "list",
+      targets: [
+        target("bare-list-page", "bare D1 list page past member 9,000", {
+          method: "GET",
+          url: bare(`/list-page?list=${seeded.list}&after=${afterListDeep}`),
+        }),
+        target("list-page", "GET ?list=ID past member 9,000 (cursor)", {
+          method: "GET",
+          url: listDeep.href,
+          headers: auth,
+        }),
+      ],
+    },
+    {
+      name: "writes",
+      targets: [
+        target("bare-insert", "bare D1 insert", { method: "POST", url: bare(`/insert?account=${seeded.accountA}`) }),
+        create,
+      ],
+    },
+    {
+      name: "membership",
+      targets: [
+        get,
+        target("membership", "POST /v3.0/lists/{id}/pinpoints, 1,000 items", {
+          method: "POST",
+          url: new URL(`/v3.0/lists/${seeded.batchList}/pinpoints`, rt.api).href,
+          headers: json,
+          bodyFile: file("membership.json", JSON.stringify(membershipItems)),
+        }),
+      ],
+    },
+    {
+      name: "media",
+      targets: [
+        create,
+        target(
+          "create-media",
+          "POST /v3.0/pinpoints with a 1 MiB image",
+          {
+            method: "POST",
+            url: new URL("/v3.0/pinpoints", rt.api).href,
+            headers: json,
+            bodyFile: file("create-media.json", pinpointBody(fakePng(1024 * 1024))),
+          },
+          201,
+        ),
+      ],
+    },
+  ];
+}
+
+/** The id just before the first row of a page (what its cursor continues after). */
+async function firstIdBefore(url: URL, headers: Record<string, string>): Promise<number> {
+  const response = await fetch(url, { headers });
+  const page = (await response.json()) as { results: { id: number }[] };
+  const first = page.results[0];
+  if (!first) throw new Error(`${url.pathname}${url.search}: empty page`);
+  return first.id - 1;
+}
