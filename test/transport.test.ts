@@ -348,6 +348,22 @@ describe("CORS", () => {
     expect(await response.text()).toBe("");
   });
 
+  it("lets scripts fetch public media conditionally and by range", async () => {
+    const response = await call("/media/anything", {
+      method: "OPTIONS",
+      headers: {
+        Origin: "https://maps.example",
+        "Access-Control-Request-Method": "GET",
+        "Access-Control-Request-Headers": "if-none-match, range",
+      },
+    });
+    expect(response.status).toBe(204);
+    const allowed = response.headers.get("Access-Control-Allow-Headers")!.toLowerCase().split(/, */);
+    expect(allowed).toEqual(expect.arrayContaining(["if-none-match", "range"]));
+    const exposed = response.headers.get("Access-Control-Expose-Headers")!.toLowerCase().split(/, */);
+    expect(exposed).toEqual(expect.arrayContaining(["etag", "content-range", "accept-ranges"]));
+  });
+
   it("needs no token for a preflight, on the token endpoint too", async () => {
     const response = await call("/v3.0/oauth2/token", {
       method: "OPTIONS",
