@@ -1,0 +1,151 @@
+/**
+ * `npm start`: runs the service locally on embedded D1 and R2 (`wrangler dev
+ * --local`). Before starting it makes sure there is a signing key in
+ * .dev.vars, applies pending migrations, and makes sure a development client
+ * exists (kept in .dev-client.json; both files are gitignored), then prints
+ * the base URL, the client's credentials and curl lines to try it.
+ *
+ *   npm start [-- --port N] [--persist-to DIR] [-- <more wrangler dev flags>]
+ */
+import { randomBytes } from "node:crypto";
+import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { constants } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { clientAccepts, createClient, type Execute } from "./lib/registry.ts";
+import { d1Execute, ROOT, runWrangler, spawnWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+
+const DEV_VARS = join(ROOT, ".dev.vars");
+const DEV_CLIENT = join(ROOT, ".dev-client.json");
+const DEV_ACCOUNT = "development";
+const DEV_CLIENT_NAME = "local development";
+/** The Worker refuses shorter keys (src/auth/signing.ts MIN_SECRET_LENGTH). */
+const MIN_KEY_LENGTH = 32;
+
+const USAGE = `Usage: npm start [-- options] [-- <wrangler dev flags>]
+
+Runs the service locally with \`wrangler dev --local\` on embedded D1 and R2,
+after applying pending migrations and making sure a development client exists.
+
+Options:
+  --port N           Port to listen on (default 8787).
+  --persist-to DIR   Local state directory (default .wrangler/state).
+  -h, --help         Show this help.`;
+
+type DevClient = { client_id: string; client_secret: string; account: string; scope: string };
+
+const say = (line = "") => process.stdout.write(`${line}\n`);
+
+/** A signing key for local runs only; deployed Workers get theirs from `wrangler secret put`. */
+function ensureDevVars(): void {
+  const line = `TOKEN_SIGNING_KEY=${randomBytes(32).toString("hex")}\n`;
+  if (!existsSync(DEV_VARS)) {
+    writeFileSync(DEV_VARS, `# Local secrets for wrangler dev (not committed).\n${line}`, { mode: 0o600 });
+    say("Created .dev.vars with a random TOKEN_SIGNING_KEY.");
+    return;
+  }
+  const current = readFileSync(DEV_VARS, "utf8").match(/^\s*TOKEN_SIGNING_KEY\s*=\s*["']?([^"'\r\n]*)/m)?.[1];
+  if (current === undefined) {
+    appendFileSync(DEV_VARS, line);
+    say("Added a random TOKEN_SIGNING_KEY to .dev.vars.");
+  } else if (current.trim().length < MIN_KEY_LENGTH) {
+    throw new Error(`TOKEN_SIGNING_KEY in .dev.vars must be at least ${MIN_KEY_LENGTH} characters; fix or delete it.`);
+  }
+}
+
+function applyMigrations(target: Target): void {
+  // No stdin: wrangler then applies without asking for confirmation.
+  const status = runWrangler(
+    ["d1", "migrations", "apply", "DB", ...targetFlags(target)],
+    ["ignore", "inherit", "inherit"],
+  );
+  if (status !== 0) throw new Error(`wrangler d1 migrations apply failed (exit status ${status}).`);
+}
+
+function readDevClient(): DevClient | null {
+  try {
+    const saved = JSON.parse(readFileSync(DEV_CLIENT, "utf8")) as Partial<DevClient>;
+    return typeof saved.client_id === "string" && typeof saved.client_secret === "string" ? (saved as DevClient) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The saved development client if this database still accepts it; otherwise a
+ * new one, created exactly as `npm run clients -- create` does.
+ */
+async function ensureDevClient(execute: Execute): Promise<DevClient> {
+  const saved = readDevClient();
+  if (saved && (await clientAccepts(execute, saved.client_id, saved.client_secret))) return saved;
+  const created = await createClient(execute, { account: DEV_ACCOUNT, name: DEV_CLIENT_NAME, scope: "read write" });
+  const client: DevClient = {
+    client_id: created.client_id,
+    client_secret: created.client_secret,
+    account: created.account,
+    scope: created.scope,
+  };
+  writeFileSync(DEV_CLIENT, `${JSON.stringify(client, null, 2)}\n`, { mode: 0o600 });
+  say(`Created the development client ${client.client_id} (saved in .dev-client.json).`);
+  return client;
+}
+
+function printWelcome(baseUrl: string, client: DevClient): void {
+  const token = `curl -s -u ${client.client_id}:${client.client_secret} -d grant_type=client_credentials ${baseUrl}/v3.0/oauth2/token`;
+  say();
+  say("POI content API, local development");
+  say(`  Base URL:      ${baseUrl}`);
+  say(`  Client id:     ${client.client_id}`);
+  say(`  Client secret: ${client.client_secret}`);
+  say(`  (account "${client.account}", scope "${client.scope}"; kept in .dev-client.json)`);
+  say();
+  say("Get a token:");
+  say(`  ${token}`);
+  say("Use it:");
+  say(`  TOKEN=$(${token} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`);
+  say(`  curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/v3.0/pinpoints`);
+  say();
+}
+
+/** Runs `wrangler dev` in the foreground; signals sent to this process are passed on. */
+function runDev(target: Target, port: number, extra: string[]): Promise<number> {
+  const child = spawnWrangler(["dev", ...targetFlags(target), "--port", String(port), ...extra]);
+  const forward = (signal: NodeJS.Signals) => child.kill(signal);
+  for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, forward);
+  return new Promise((resolve, reject) => {
+    child.on("error", reject);
+    child.on("exit", (code, signal) => resolve(code ?? 128 + (signal ? constants.signals[signal] : 1)));
+  });
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = parseArgs({
+    options: {
+      port: { type: "string" },
+      "persist-to": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    allowPositionals: true,
+  });
+  if (values.help) {
+    say(USAGE);
+    return 0;
+  }
+  const port = Number(values.port ?? 8787);
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new Error(`--port must be a port number, not ${values.port}.`);
+  const target: Target = { remote: false, persistTo: values["persist-to"] };
+
+  ensureDevVars();
+  applyMigrations(target);
+  const client = await ensureDevClient(d1Execute(target));
+  printWelcome(`http://localhost:${port}`, client);
+  return runDev(target, port, positionals);
+}
+
+try {
+  process.exitCode = await main();
+} catch (error) {
+  process.stderr.write(`npm start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}

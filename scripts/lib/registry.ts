@@ -1,0 +1,251 @@
+/**
+ * The registration tool's operations on the `accounts` and `clients` tables:
+ * create a client (and its account when missing), list, rotate a secret,
+ * revoke. Secrets come from the Worker's own src/auth/secrets.ts, and only
+ * their hash is stored.
+ *
+ * Each operation is a short list of SQL statements run in one round trip by
+ * an `Execute` function: `wrangler d1 execute` for the command line (see
+ * wrangler.ts), a D1 binding in the tests. `wrangler d1 execute` cannot bind
+ * parameters, so every value is written as an escaped SQL string literal.
+ * This module imports nothing from Node so the tests can run it in workerd.
+ */
+import { generateClientId, generateClientSecret, hashSecret } from "../../src/auth/secrets.ts";
+
+export type Row = Record<string, unknown>;
+
+/** Runs the statements in order, atomically; returns the rows of each. */
+export type Execute = (statements: readonly string[]) => Promise<Row[][]>;
+
+/** A mistake in what was asked (exit code 2), as opposed to a failure while doing it. */
+export class UsageError extends Error {
+  override name = "UsageError";
+}
+
+/** The request was understood but cannot be carried out (exit code 1): unknown client, revoked client. */
+export class RegistryError extends Error {
+  override name = "RegistryError";
+}
+
+/** The scopes a client may hold; the token endpoint grants exactly these (src/auth/token-route.ts `SCOPES`). */
+export const SCOPES = ["read", "write"] as const;
+
+const NOW_MS = "cast(unixepoch('subsec') * 1000 as integer)";
+
+/** A SQL string literal: single quotes doubled (the only escape SQLite strings have). */
+export function sqlString(value: string): string {
+  return `'${value.replaceAll("'", "''")}'`;
+}
+
+/** Space-separated scopes, validated, deduplicated and in canonical order ("read write"). */
+export function parseScope(text: string): string {
+  const requested = text.split(/[\s,]+/).filter(Boolean);
+  const unknown = requested.filter((s) => !(SCOPES as readonly string[]).includes(s));
+  if (unknown.length > 0) {
+    throw new UsageError(`Unknown scope ${unknown.map((s) => `"${s}"`).join(", ")}; allowed: ${SCOPES.join(", ")}.`);
+  }
+  if (requested.length === 0) throw new UsageError(`The scope must name at least one of: ${SCOPES.join(", ")}.`);
+  return SCOPES.filter((s) => requested.includes(s)).join(" ");
+}
+
+/** A display name for an account or client: trimmed, 1 to 200 characters, no control characters. */
+export function parseName(text: string, what: string): string {
+  const value = text.trim();
+  if (value.length === 0) throw new UsageError(`The ${what} must not be empty.`);
+  if (value.length > 200) throw new UsageError(`The ${what} must be at most 200 characters.`);
+  if (/\p{Cc}/u.test(value)) throw new UsageError(`The ${what} must not contain control characters.`);
+  return value;
+}
+
+/** A client id as given on the command line; the lookup decides whether it exists. */
+export function parseClientId(text: string | undefined): string {
+  const value = text?.trim() ?? "";
+  if (value.length === 0) throw new UsageError("Name the client: give its CLIENT_ID.");
+  if (value.length > 200 || /\p{Cc}/u.test(value)) throw new UsageError(`"${value}" is not a client id.`);
+  return value;
+}
+
+const iso = (ms: unknown) => (typeof ms === "number" ? new Date(ms).toISOString() : null);
+
+export type CreatedClient = {
+  client_id: string;
+  client_secret: string;
+  account: string;
+  account_id: number;
+  account_created: boolean;
+  name: string;
+  scope: string;
+  created_at: string | null;
+};
+
+/**
+ * Creates a client for `account`, creating the account first if it does not
+ * exist. Both inserts run in one atomic batch. The secret is returned once;
+ * only its hash is stored.
+ */
+export async function createClient(
+  execute: Execute,
+  input: { account: string; name: string; scope: string },
+): Promise<CreatedClient> {
+  const account = parseName(input.account, "account name");
+  const name = parseName(input.name, "client name");
+  const scope = parseScope(input.scope);
+  const clientId = generateClientId();
+  const clientSecret = generateClientSecret();
+  const [inserted, client] = await execute([
+    `INSERT INTO accounts (name) VALUES (${sqlString(account)}) ON CONFLICT (name) DO NOTHING RETURNING id`,
+    `INSERT INTO clients (id, account_id, name, secret_hash, scope)
+     SELECT ${sqlString(clientId)}, id, ${sqlString(name)}, ${sqlString(await hashSecret(clientSecret))}, ${sqlString(scope)}
+     FROM accounts WHERE name = ${sqlString(account)}
+     RETURNING account_id, created_at`,
+  ]);
+  const row = client?.[0];
+  if (!row) throw new RegistryError(`The client could not be created for account "${account}".`);
+  return {
+    client_id: clientId,
+    client_secret: clientSecret,
+    account,
+    account_id: Number(row.account_id),
+    account_created: (inserted?.length ?? 0) > 0,
+    name,
+    scope,
+    created_at: iso(row.created_at),
+  };
+}
+
+export type ClientSummary = {
+  client_id: string;
+  name: string;
+  scope: string;
+  secret_version: number;
+  revoked: boolean;
+  revoked_at: string | null;
+  created_at: string | null;
+  updated_at: string | null;
+};
+
+export type AccountSummary = { id: number; name: string; created_at: string | null; clients: ClientSummary[] };
+
+/** Every account (or the one named) with its clients, oldest first. Never a secret or its hash. */
+export async function listClients(execute: Execute, filter: { account?: string } = {}): Promise<AccountSummary[]> {
+  const where =
+    filter.account === undefined ? "" : `WHERE a.name = ${sqlString(parseName(filter.account, "account name"))}`;
+  const [rows = []] = await execute([
+    `SELECT a.id AS account_id, a.name AS account, a.created_at AS account_created_at,
+            c.id AS client_id, c.name, c.scope, c.secret_version, c.revoked_at, c.created_at, c.updated_at
+     FROM accounts AS a LEFT JOIN clients AS c ON c.account_id = a.id
+     ${where}
+     ORDER BY a.id, c.created_at, c.id`,
+  ]);
+  if (filter.account !== undefined && rows.length === 0) {
+    throw new RegistryError(`There is no account named "${filter.account.trim()}".`);
+  }
+  const accounts = new Map<number, AccountSummary>();
+  for (const row of rows) {
+    const id = Number(row.account_id);
+    let account = accounts.get(id);
+    if (!account) {
+      account = { id, name: String(row.account), created_at: iso(row.account_created_at), clients: [] };
+      accounts.set(id, account);
+    }
+    if (row.client_id === null) continue;
+    account.clients.push({
+      client_id: String(row.client_id),
+      name: String(row.name),
+      scope: String(row.scope),
+      secret_version: Number(row.secret_version),
+      revoked: row.revoked_at !== null,
+      revoked_at: iso(row.revoked_at),
+      created_at: iso(row.created_at),
+      updated_at: iso(row.updated_at),
+    });
+  }
+  return [...accounts.values()];
+}
+
+/** The client's account and state, read in the same batch as a change to it. */
+const describeClient = (clientId: string) =>
+  `SELECT c.id, a.name AS account, c.scope, c.secret_version, c.revoked_at
+   FROM clients AS c JOIN accounts AS a ON a.id = c.account_id
+   WHERE c.id = ${sqlString(clientId)}`;
+
+function unknownClient(clientId: string): RegistryError {
+  return new RegistryError(`There is no client with id "${clientId}". See: npm run clients -- list`);
+}
+
+export type RotatedClient = {
+  client_id: string;
+  client_secret: string;
+  account: string;
+  scope: string;
+  secret_version: number;
+};
+
+/**
+ * Gives the client a new secret and bumps its `secret_version`, so tokens
+ * issued before the rotation stop working (within the Worker's 60-second
+ * client-status cache). A revoked client cannot be rotated.
+ */
+export async function rotateSecret(execute: Execute, rawClientId: string): Promise<RotatedClient> {
+  const clientId = parseClientId(rawClientId);
+  const clientSecret = generateClientSecret();
+  const [updated = [], described = []] = await execute([
+    `UPDATE clients
+     SET secret_hash = ${sqlString(await hashSecret(clientSecret))}, secret_version = secret_version + 1, updated_at = ${NOW_MS}
+     WHERE id = ${sqlString(clientId)} AND revoked_at IS NULL
+     RETURNING id`,
+    describeClient(clientId),
+  ]);
+  const row = described[0];
+  if (!row) throw unknownClient(clientId);
+  if (updated.length === 0) {
+    throw new RegistryError(`The client "${clientId}" was revoked on ${iso(row.revoked_at)}; create a new one.`);
+  }
+  return {
+    client_id: clientId,
+    client_secret: clientSecret,
+    account: String(row.account),
+    scope: String(row.scope),
+    secret_version: Number(row.secret_version),
+  };
+}
+
+export type RevokedClient = {
+  client_id: string;
+  account: string;
+  scope: string;
+  revoked_at: string;
+  /** False when the client had already been revoked earlier (revoking is idempotent). */
+  changed: boolean;
+};
+
+/**
+ * Revokes the client: the token endpoint refuses it at once, and tokens
+ * already issued stop working within the Worker's 60-second client-status cache.
+ */
+export async function revokeClient(execute: Execute, rawClientId: string): Promise<RevokedClient> {
+  const clientId = parseClientId(rawClientId);
+  const [updated = [], described = []] = await execute([
+    `UPDATE clients SET revoked_at = ${NOW_MS}, updated_at = ${NOW_MS}
+     WHERE id = ${sqlString(clientId)} AND revoked_at IS NULL
+     RETURNING id`,
+    describeClient(clientId),
+  ]);
+  const row = described[0];
+  if (!row) throw unknownClient(clientId);
+  return {
+    client_id: clientId,
+    account: String(row.account),
+    scope: String(row.scope),
+    revoked_at: iso(row.revoked_at)!,
+    changed: updated.length > 0,
+  };
+}
+
+/** True when the client exists, is not revoked and `secret` is its current secret. */
+export async function clientAccepts(execute: Execute, clientId: string, secret: string): Promise<boolean> {
+  const [rows = []] = await execute([
+    `SELECT secret_hash FROM clients WHERE id = ${sqlString(clientId)} AND revoked_at IS NULL`,
+  ]);
+  return rows.length === 1 && rows[0]!.secret_hash === (await hashSecret(secret));
+}
