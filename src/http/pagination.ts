@@ -55,10 +55,23 @@ async function encodeCursor(c: Context<AppEnv>, payload: CursorPayload): Promise
 const invalidCursor = (detail: string) =>
   new ApiError("invalid_cursor", detail, { errors: [{ parameter: "cursor", detail }] });
 
+/** Decodes base64url only in its one canonical spelling, so no character of a cursor can change unnoticed. */
+function canonicalDecode(text: string | undefined): Uint8Array | null {
+  const bytes = text ? base64urlDecode(text) : null;
+  // atob() ignores the unused low bits of the last character; re-encoding tells whether they were zero.
+  return bytes && base64urlEncode(bytes) === text ? bytes : null;
+}
+
 async function decodeCursor(c: Context<AppEnv>, cursor: string, scope: string): Promise<Bound> {
   const [body, signaturePart, extra] = cursor.split(".");
-  const signature = signaturePart ? base64urlDecode(signaturePart) : null;
-  if (!body || !signature || extra !== undefined || signature.byteLength !== SIGNATURE_BYTES) {
+  const signature = canonicalDecode(signaturePart);
+  if (
+    !body ||
+    !canonicalDecode(body) ||
+    !signature ||
+    extra !== undefined ||
+    signature.byteLength !== SIGNATURE_BYTES
+  ) {
     throw invalidCursor("The cursor is malformed; follow the next and previous URLs as given.");
   }
   // The MAC is truncated, so compare it ourselves (in constant time) rather than with verify().
