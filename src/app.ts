@@ -1,7 +1,8 @@
 /**
  * Builds the Hono app: request id, configuration, CORS, the token endpoint,
- * then one authenticated sub-app per resource (see resource.ts), and the
- * error handlers. Wiring only; behaviour lives in the modules it mounts.
+ * the public media route, then one authenticated sub-app per resource (see
+ * resource.ts), and the error handlers. Wiring only; behaviour lives in the
+ * modules it mounts.
  */
 import { Hono } from "hono";
 import { cors } from "hono/cors";
@@ -13,6 +14,7 @@ import type { AppEnv } from "./env";
 import { eventRoutes } from "./events/routes";
 import { notFound, onError } from "./http/errors";
 import { listRoutes } from "./lists/routes";
+import { mediaRoutes } from "./media/routes";
 import { pinpointRoutes } from "./pinpoints/routes";
 
 const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
@@ -51,6 +53,8 @@ const corsPolicy = cors({
 export const app = new Hono<AppEnv>({ strict: false })
   .use(requestId, corsPolicy)
   .route("/v3.0/oauth2/token", tokenRoutes)
+  // Public: media URLs carry no token, so an <img> can load them.
+  .route("/media", mediaRoutes)
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
   .route("/v3.0/categories", categoryRoutes)

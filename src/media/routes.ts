@@ -1,0 +1,124 @@
+/**
+ * GET/HEAD /media/{key}: stored media, public (no token, so an `<img>` can
+ * load it). Keys are unguessable and never reused, so responses are cacheable
+ * forever; conditional and range requests are answered by R2 itself.
+ */
+import { Hono, type Context } from "hono";
+import type { AppEnv } from "../env";
+import { ApiError } from "../http/problem";
+import { builtinMedia } from "./builtin";
+
+const KEY = /^(?:m|builtin)\/[\w.-]{1,200}$/;
+
+function headersFor(etag: string): Headers {
+  return new Headers({
+    ETag: etag,
+    // A key names one immutable object: a new upload always gets a new key.
+    "Cache-Control": "public, max-age=31536000, immutable",
+    "X-Content-Type-Options": "nosniff",
+  });
+}
+
+/** Weak comparison of `If-None-Match` against an ETag (RFC 9110 §13.1.2). */
+function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return true;
+  const strip = (tag: string) => tag.trim().replace(/^W\//, "");
+  return !header.split(",").some((tag) => strip(tag) === "*" || strip(tag) === strip(etag));
+}
+
+/** The first and last byte R2 read, clipped to the object's size. */
+function byteSpan(range: R2Range, size: number): { first: number; last: number } {
+  // R2 fills in all three fields, some undefined, so look at the values rather than the keys.
+  const { offset, length, suffix } = range as { offset?: number; length?: number; suffix?: number };
+  if (suffix !== undefined) return { first: Math.max(size - suffix, 0), last: size - 1 };
+  const first = offset ?? 0;
+  return { first, last: Math.min(first + (length ?? size - first), size) - 1 };
+}
+
+/**
+ * Whether a `Range` header asks only for bytes past the end (RFC 9110
+ * §14.1.2): `bytes=N-` or `bytes=N-M` with N at or beyond the size, or
+ * `bytes=-0`. Other forms R2 either serves or ignores.
+ */
+function unsatisfiable(header: string, size: number): boolean {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim());
+  if (!match) return false;
+  const [, first, last] = match;
+  return first ? Number(first) >= size : last === "0";
+}
+
+function rangeNotSatisfiable(size: number): ApiError {
+  return new ApiError("range_not_satisfiable", `The object has ${size} bytes.`, {
+    headers: { "Content-Range": `bytes */${size}` },
+  });
+}
+
+function serveBuiltin(c: Context<AppEnv>, key: string): Response | null {
+  const media = builtinMedia(key);
+  if (!media) return null;
+  const headers = headersFor(media.etag);
+  if (!noneMatch(c.req.header("If-None-Match"), media.etag)) return new Response(null, { status: 304, headers });
+  headers.set("Content-Type", media.contentType);
+  headers.set("Content-Length", String(media.bytes.byteLength));
+  // Range is optional for a server (RFC 9110 §14.2); a 309-byte icon is always sent whole.
+  return new Response(c.req.method === "HEAD" ? null : media.bytes, { headers });
+}
+
+async function serveHead(c: Context<AppEnv>, key: string): Promise<Response | null> {
+  const object = await c.env.MEDIA.head(key);
+  if (!object) return null;
+  const headers = headersFor(object.httpEtag);
+  if (!noneMatch(c.req.header("If-None-Match"), object.httpEtag)) return new Response(null, { status: 304, headers });
+  object.writeHttpMetadata(headers);
+  headers.set("Content-Length", String(object.size));
+  headers.set("Accept-Ranges", "bytes");
+  return new Response(null, { headers });
+}
+
+async function serveGet(c: Context<AppEnv>, key: string): Promise<Response | null> {
+  const request = c.req.raw.headers;
+  const range = c.req.header("Range");
+  let object: R2Object | R2ObjectBody | null;
+  try {
+    object = await c.env.MEDIA.get(key, { range: request, onlyIf: request });
+  } catch (error) {
+    if (range === undefined) throw error;
+    // R2 may reject a range that starts beyond the object.
+    const head = await c.env.MEDIA.head(key);
+    if (!head) return null;
+    if (unsatisfiable(range, head.size)) throw rangeNotSatisfiable(head.size);
+    throw error;
+  }
+  if (!object) return null;
+  const headers = headersFor(object.httpEtag);
+  headers.set("Accept-Ranges", "bytes");
+  if (!("body" in object)) {
+    // A failed precondition: If-None-Match / If-Modified-Since mean "not modified" (RFC 9110 §13.2.2).
+    if (c.req.header("If-None-Match") !== undefined || c.req.header("If-Modified-Since") !== undefined) {
+      return new Response(null, { status: 304, headers });
+    }
+    throw new ApiError("precondition_failed", "The object does not match the request's preconditions.", {
+      headers: { ETag: object.httpEtag },
+    });
+  }
+  if (range !== undefined && unsatisfiable(range, object.size)) {
+    await object.body.cancel();
+    throw rangeNotSatisfiable(object.size);
+  }
+  object.writeHttpMetadata(headers);
+  const span = object.range ? byteSpan(object.range, object.size) : { first: 0, last: object.size - 1 };
+  headers.set("Content-Length", String(span.last - span.first + 1));
+  // A range R2 ignored (several ranges, another unit) or one covering everything is sent as a plain 200.
+  if (range === undefined || span.last - span.first + 1 === object.size) return new Response(object.body, { headers });
+  headers.set("Content-Range", `bytes ${span.first}-${span.last}/${object.size}`);
+  return new Response(object.body, { status: 206, headers });
+}
+
+export const mediaRoutes = new Hono<AppEnv>().get("/:key{.+}", async (c) => {
+  const key = c.req.param("key");
+  const response =
+    serveBuiltin(c, key) ??
+    (KEY.test(key) ? await (c.req.method === "HEAD" ? serveHead(c, key) : serveGet(c, key)) : null);
+  if (!response) throw new ApiError("not_found", "No media is stored under this URL.");
+  return response;
+});

@@ -1,0 +1,71 @@
+/**
+ * Sample uploads for the media tests: the smallest byte strings that carry
+ * each accepted type's magic number, base64 helpers and R2 inspection.
+ */
+import { env } from "cloudflare:workers";
+import { expect } from "vitest";
+
+const ascii = (text: string) => Array.from(text, (ch) => ch.charCodeAt(0));
+const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
+// Trailing bytes whose base64 has "+" and "/" (standard) or "-" and "_" (URL-safe).
+const tail = [0xfb, 0xef, 0xbe, 0xff, 0xff, 0xfe, 0x01];
+
+export const samples = {
+  "image/png": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, ...ascii("\0\0\0\rIHDR"), ...tail]),
+  "image/jpeg": new Uint8Array([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, ...ascii("JFIF\0"), ...tail]),
+  "image/gif": new Uint8Array([...ascii("GIF89a"), 1, 0, 1, 0, ...tail]),
+  "image/webp": new Uint8Array([...ascii("RIFF"), 0x1a, 0, 0, 0, ...ascii("WEBPVP8 "), ...tail]),
+  "image/avif": new Uint8Array([...be32(28), ...ascii("ftypavif"), 0, 0, 0, 0, ...ascii("avifmif1miaf"), ...tail]),
+  "video/mp4": new Uint8Array([...be32(24), ...ascii("ftypisom"), 0, 0, 2, 0, ...ascii("isommp41"), ...tail]),
+} as const;
+
+export type SampleType = keyof typeof samples;
+
+type Base64Bytes = Uint8Array & {
+  toBase64(options?: { alphabet?: "base64" | "base64url"; omitPadding?: boolean }): string;
+};
+
+/** Standard base64 with padding (the runtime's native encoder). */
+export function base64(bytes: Uint8Array): string {
+  return (bytes as Base64Bytes).toBase64();
+}
+
+/** URL-safe base64 without padding. */
+export function base64url(bytes: Uint8Array): string {
+  return (bytes as Base64Bytes).toBase64({ alphabet: "base64url", omitPadding: true });
+}
+
+export function mediaFile(type: SampleType = "image/png", name = "photo.png") {
+  return { content: base64(samples[type]), name, type };
+}
+
+/** Every key in the media bucket. */
+export async function bucketKeys(): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.MEDIA.list({ cursor });
+    keys.push(...page.objects.map((o) => o.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return keys.sort();
+}
+
+/** The R2 key behind a media URL. */
+export function keyOf(url: unknown): string {
+  expect(url).toEqual(expect.stringMatching(/^https:\/\/api\.example\.test\/media\/m\/[0-9a-f]{32}\.\w+$/));
+  return new URL(url as string).pathname.slice("/media/".length);
+}
+
+/** Waits for deletions scheduled with `waitUntil` (after the response) to reach R2. */
+export async function eventuallyGone(key: string): Promise<void> {
+  for (let i = 0; i < 100; i++) {
+    if ((await env.MEDIA.head(key)) === null) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`${key} was not deleted`);
+}
+
+export async function exists(key: string): Promise<boolean> {
+  return (await env.MEDIA.head(key)) !== null;
+}

@@ -1,0 +1,371 @@
+/**
+ * The media module end to end: uploads through `media_file` (base64 variants,
+ * type and magic-number checks, size limits) and the public media route
+ * (headers, 304, 206, 404, the built-in icon).
+ */
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { BASE, call, caller, json, type Caller } from "./helpers";
+import { base64, base64url, bucketKeys, keyOf, mediaFile, samples, type SampleType } from "./media-fixtures";
+
+type Problem = { status: number; detail: string; errors?: { pointer?: string; detail: string }[] };
+
+const place = { name: "Place", latitude: 1, longitude: 2 };
+let a: Caller;
+
+beforeAll(async () => {
+  a = await caller();
+});
+
+function upload(file: unknown, who: Caller = a) {
+  return who.send("POST", "/v3.0/pinpoints", { ...place, media_file: file });
+}
+
+async function uploaded(file: unknown): Promise<string> {
+  const response = await upload(file);
+  const body = await json(response);
+  expect(response.status, JSON.stringify(body)).toBe(201);
+  return body.media_url as string;
+}
+
+async function expectRejected(file: unknown, status: number, pointer: string): Promise<Problem> {
+  const before = await bucketKeys();
+  const response = await upload(file);
+  const body = await json<Problem>(response);
+  expect(response.status, JSON.stringify(body)).toBe(status);
+  expect(response.headers.get("Content-Type")).toBe("application/problem+json");
+  expect(body.errors?.map((e) => e.pointer)).toEqual([pointer]);
+  expect(await bucketKeys()).toEqual(before);
+  return body;
+}
+
+async function bytesOf(response: Response): Promise<Uint8Array> {
+  return new Uint8Array(await response.arrayBuffer());
+}
+
+describe("uploads", () => {
+  it.each(Object.keys(samples) as SampleType[])("stores %s and serves it back byte for byte", async (type) => {
+    const url = await uploaded(mediaFile(type, "file"));
+    const key = keyOf(url);
+    expect(key.endsWith(`.${{ "image/jpeg": "jpg" }[type as string] ?? type.split("/")[1]}`)).toBe(true);
+    const served = await call(new URL(url).pathname);
+    expect(served.status).toBe(200);
+    expect(served.headers.get("Content-Type")).toBe(type);
+    expect(await bytesOf(served)).toEqual(samples[type]);
+  });
+
+  it("stores the content type and the uploader in R2 metadata", async () => {
+    const key = keyOf(await uploaded(mediaFile("image/png", "Été à Paris.png")));
+    const object = await env.MEDIA.head(key);
+    expect(object?.httpMetadata?.contentType).toBe("image/png");
+    expect(object?.httpMetadata?.contentDisposition).toBe(
+      "inline; filename*=UTF-8''%C3%89t%C3%A9%20%C3%A0%20Paris.png",
+    );
+    expect(object?.customMetadata).toEqual({ name: "Été à Paris.png", account: String(a.accountId) });
+  });
+
+  it("gives every upload a new unguessable key", async () => {
+    const first = keyOf(await uploaded(mediaFile()));
+    const second = keyOf(await uploaded(mediaFile()));
+    expect(first).not.toBe(second);
+  });
+
+  it("accepts standard and URL-safe base64, with or without padding, with line breaks or a data: prefix", async () => {
+    const bytes = samples["image/png"];
+    const standard = base64(bytes);
+    expect(standard).toMatch(/[+/]/);
+    expect(standard).toMatch(/=$/);
+    const urlSafe = base64url(bytes);
+    expect(urlSafe).toMatch(/[-_]/);
+    const variants = [
+      standard,
+      standard.replace(/=+$/, ""),
+      urlSafe,
+      urlSafe.padEnd(Math.ceil(urlSafe.length / 4) * 4, "="),
+      standard.replace(/(.{8})/g, "$1\r\n"),
+      `data:image/png;base64,${standard}`,
+    ];
+    for (const content of variants) {
+      const url = await uploaded({ content, name: "x.png", type: "image/png" });
+      expect(await bytesOf(await call(new URL(url).pathname)), content).toEqual(bytes);
+    }
+  });
+
+  it("accepts a file without a name and image/jpg for image/jpeg", async () => {
+    const url = await uploaded({ content: base64(samples["image/jpeg"]), type: "IMAGE/JPG" });
+    const served = await call(new URL(url).pathname);
+    expect(served.headers.get("Content-Type")).toBe("image/jpeg");
+    expect(served.headers.get("Content-Disposition")).toBe("inline");
+    await served.arrayBuffer();
+  });
+
+  it("refuses a PNG declared as JPEG", async () => {
+    const body = await expectRejected(
+      { content: base64(samples["image/png"]), name: "x.jpg", type: "image/jpeg" },
+      400,
+      "/media_file/content",
+    );
+    expect(body.errors?.[0]?.detail).toBe("is not a image/jpeg file");
+  });
+
+  it("refuses SVG, declared as SVG or as an image type", async () => {
+    const svg = new TextEncoder().encode('<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>');
+    await expectRejected({ content: base64(svg), name: "x.svg", type: "image/svg+xml" }, 400, "/media_file/type");
+    await expectRejected({ content: base64(svg), name: "x.png", type: "image/png" }, 400, "/media_file/content");
+  });
+
+  it("refuses scripts and HTML declared as images or video", async () => {
+    for (const text of ["<script>alert(1)</script>", "#!/bin/sh\nrm -rf /", "<!DOCTYPE html><html></html>"]) {
+      const content = base64(new TextEncoder().encode(text));
+      for (const type of Object.keys(samples)) {
+        await expectRejected({ content, name: "x", type }, 400, "/media_file/content");
+      }
+    }
+  });
+
+  it("refuses a GIF-like prefix and an ftyp box without the right brand", async () => {
+    const gif87 = new TextEncoder().encode("GIF87b......");
+    await expectRejected({ content: base64(gif87), name: "x", type: "image/gif" }, 400, "/media_file/content");
+    // An MP4 is not an AVIF, and an AVIF is not an MP4.
+    const mp4 = base64(samples["video/mp4"]);
+    await expectRejected({ content: mp4, name: "x", type: "image/avif" }, 400, "/media_file/content");
+    const avif = base64(samples["image/avif"]);
+    await expectRejected({ content: avif, name: "x", type: "video/mp4" }, 400, "/media_file/content");
+  });
+
+  it("refuses types outside the configured list", async () => {
+    const body = await expectRejected(
+      { content: base64(new Uint8Array([0x42, 0x4d, 1, 2, 3])), name: "x.bmp", type: "image/bmp" },
+      400,
+      "/media_file/type",
+    );
+    expect(body.errors?.[0]?.detail).toBe(
+      "must be one of image/jpeg, image/png, image/gif, image/webp, image/avif, video/mp4",
+    );
+  });
+
+  it("refuses invalid base64", async () => {
+    for (const content of ["iVBOR!w0K", "iVBORw0K\u00e9", "iVBO+w0_", "a", "iVBORw0KGgo=AAAA"]) {
+      await expectRejected({ content, name: "x", type: "image/png" }, 400, "/media_file/content");
+    }
+  });
+
+  it("refuses an empty file", async () => {
+    await expectRejected({ content: "", name: "x", type: "image/png" }, 400, "/media_file/content");
+    await expectRejected({ content: "==", name: "x", type: "image/png" }, 400, "/media_file/content");
+    await expectRejected({ content: " \n", name: "x", type: "image/png" }, 400, "/media_file/content");
+  });
+
+  it("refuses a media object with missing or mistyped fields", async () => {
+    await expectRejected({ name: "x", type: "image/png" }, 400, "/media_file/content");
+    await expectRejected({ content: base64(samples["image/png"]), name: "x" }, 400, "/media_file/type");
+    await expectRejected({ content: 12, name: "x", type: "image/png" }, 400, "/media_file/content");
+    await expectRejected("iVBORw0KGgo=", 400, "/media_file");
+  });
+
+  it("stores exactly MAX_MEDIA_BYTES and answers 413 for one byte more", async () => {
+    const max = Number(env.MAX_MEDIA_BYTES);
+    expect(max).toBe(10 * 1024 * 1024);
+    const file = new Uint8Array(max + 1);
+    file.set(samples["image/png"]);
+    const atLimit = await uploaded({ content: base64(file.subarray(0, max)), name: "big.png", type: "image/png" });
+    const head = await env.MEDIA.head(keyOf(atLimit));
+    expect(head?.size).toBe(max);
+    const body = await expectRejected(
+      { content: base64(file), name: "big.png", type: "image/png" },
+      413,
+      "/media_file/content",
+    );
+    expect(body.detail).toBe(`media_file: is ${max + 1} bytes once decoded; the maximum is ${max} bytes.`);
+  });
+
+  it("refuses a body whose Content-Length exceeds MAX_BODY_BYTES before reading it", async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(64 * 1024));
+      },
+    });
+    const declared = Number(env.MAX_BODY_BYTES) + 1;
+    const response = await call("/v3.0/pinpoints", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${a.token}`,
+        "Content-Type": "application/json",
+        "Content-Length": String(declared),
+      },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    expect(response.status).toBe(413);
+    await response.arrayBuffer();
+    expect(pulled).toBeLessThanOrEqual(2);
+  });
+
+  it("lets the base64 of a 10 MiB file fit under MAX_BODY_BYTES", () => {
+    const base64Length = Math.ceil((10 * 1024 * 1024) / 3) * 4;
+    expect(base64Length + 10_000).toBeLessThan(Number(env.MAX_BODY_BYTES));
+  });
+});
+
+describe("GET /media/{key}", () => {
+  let url: string;
+  let path: string;
+  const bytes = samples["image/webp"];
+
+  beforeAll(async () => {
+    url = await uploaded(mediaFile("image/webp", "x.webp"));
+    path = new URL(url).pathname;
+  });
+
+  it("is an absolute URL on the request's origin", () => {
+    expect(url.startsWith(`${BASE}/media/m/`)).toBe(true);
+  });
+
+  it("is public and immutable, with type, ETag, length and nosniff", async () => {
+    const response = await call(path);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toBe("image/webp");
+    expect(response.headers.get("ETag")).toMatch(/^"[0-9a-f]+"$/);
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+    expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    expect(response.headers.get("Accept-Ranges")).toBe("bytes");
+    expect(response.headers.get("Content-Length")).toBe(String(bytes.byteLength));
+    expect(await bytesOf(response)).toEqual(bytes);
+  });
+
+  it("ignores a token and works cross-origin", async () => {
+    const response = await call(path, {
+      headers: { Authorization: "Bearer nonsense", Origin: "https://maps.example" },
+    });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Access-Control-Allow-Origin")).toBe("*");
+    await response.arrayBuffer();
+  });
+
+  it("answers 304 to If-None-Match with the ETag", async () => {
+    const first = await call(path);
+    const etag = first.headers.get("ETag")!;
+    await first.arrayBuffer();
+    for (const header of [etag, `W/${etag}`, `"other", ${etag}`, "*"]) {
+      const response = await call(path, { headers: { "If-None-Match": header } });
+      expect(response.status, header).toBe(304);
+      expect(response.headers.get("ETag")).toBe(etag);
+      expect(response.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+      expect(await response.text()).toBe("");
+    }
+    const changed = await call(path, { headers: { "If-None-Match": '"other"' } });
+    expect(changed.status).toBe(200);
+    await changed.arrayBuffer();
+  });
+
+  it("answers 412 when If-Match fails", async () => {
+    const response = await call(path, { headers: { "If-Match": '"other"' } });
+    expect(response.status).toBe(412);
+    expect(response.headers.get("Cache-Control")).toBeNull();
+    expect(response.headers.get("Content-Type")).toBe("application/problem+json");
+    await response.arrayBuffer();
+  });
+
+  it("answers HEAD with the headers and no body, and 304 when the ETag matches", async () => {
+    const response = await call(path, { method: "HEAD" });
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toBe("image/webp");
+    expect(response.headers.get("Content-Length")).toBe(String(bytes.byteLength));
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+    expect(await response.text()).toBe("");
+    const etag = response.headers.get("ETag")!;
+    const again = await call(path, { method: "HEAD", headers: { "If-None-Match": etag } });
+    expect(again.status).toBe(304);
+  });
+
+  it("answers Range requests with 206 and Content-Range", async () => {
+    const size = bytes.byteLength;
+    const cases: [string, number, number][] = [
+      ["bytes=0-3", 0, 3],
+      ["bytes=4-", 4, size - 1],
+      ["bytes=-5", size - 5, size - 1],
+      ["bytes=2-1000", 2, size - 1],
+    ];
+    for (const [range, first, last] of cases) {
+      const response = await call(path, { headers: { Range: range } });
+      expect(response.status, range).toBe(206);
+      expect(response.headers.get("Content-Range"), range).toBe(`bytes ${first}-${last}/${size}`);
+      expect(response.headers.get("Content-Type")).toBe("image/webp");
+      expect(response.headers.get("Content-Length")).toBe(String(last - first + 1));
+      expect(await bytesOf(response), range).toEqual(bytes.subarray(first, last + 1));
+    }
+  });
+
+  it("answers a range it does not serve, or one covering everything, with the whole object", async () => {
+    for (const range of ["bytes=0-", "bytes=0-1,4-5", "items=0-1", "bytes=x"]) {
+      const response = await call(path, { headers: { Range: range } });
+      expect(response.status, range).toBe(200);
+      expect(response.headers.get("Content-Range")).toBeNull();
+      expect(await bytesOf(response), range).toEqual(bytes);
+    }
+  });
+
+  it("answers 416 to a range beyond the object", async () => {
+    for (const range of [
+      `bytes=${bytes.byteLength}-`,
+      `bytes=${bytes.byteLength + 10}-${bytes.byteLength + 20}`,
+      "bytes=-0",
+    ]) {
+      const response = await call(path, { headers: { Range: range } });
+      expect(response.status, range).toBe(416);
+      expect(response.headers.get("Content-Range")).toBe(`bytes */${bytes.byteLength}`);
+      await response.arrayBuffer();
+    }
+  });
+
+  it("answers 404 problem details for a missing or malformed key", async () => {
+    for (const missing of [
+      "/media/m/00000000000000000000000000000000.png",
+      "/media/nothing",
+      "/media/m/../x",
+      "/media/",
+    ]) {
+      const response = await call(missing);
+      expect(response.status, missing).toBe(404);
+      expect(response.headers.get("Content-Type")).toBe("application/problem+json");
+      await response.arrayBuffer();
+    }
+  });
+
+  it("answers 405 to other methods", async () => {
+    const response = await call(path, { method: "DELETE" });
+    expect(response.status).toBe(405);
+    expect(response.headers.get("Allow")).toContain("GET");
+    await response.arrayBuffer();
+    expect(await bytesOf(await call(path))).toEqual(bytes);
+  });
+});
+
+describe("the built-in icon", () => {
+  it("is a PNG served from the Worker bundle", async () => {
+    const response = await call("/media/builtin/default-pin.png");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toBe("image/png");
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=31536000, immutable");
+    expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+    const etag = response.headers.get("ETag")!;
+    const png = await bytesOf(response);
+    expect(png.subarray(0, 8)).toEqual(new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    expect(response.headers.get("Content-Length")).toBe(String(png.byteLength));
+    expect(new DataView(png.buffer, png.byteOffset).getUint32(16)).toBe(32); // IHDR width
+    const cached = await call("/media/builtin/default-pin.png", { headers: { "If-None-Match": etag } });
+    expect(cached.status).toBe(304);
+    const head = await call("/media/builtin/default-pin.png", { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe("");
+  });
+
+  it("is category 1's image_url", async () => {
+    const response = await a.get("/v3.0/categories/1");
+    const body = await json(response);
+    expect(response.status, JSON.stringify(body)).toBe(200);
+    expect(body.image_url).toBe(`${BASE}/media/builtin/default-pin.png`);
+  });
+});
