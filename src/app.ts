@@ -13,6 +13,7 @@ import { configFor } from "./config";
 import type { AppEnv } from "./env";
 import { eventRoutes } from "./events/routes";
 import { notFound, onError } from "./http/errors";
+import { requestLog } from "./http/logging";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
 import { pinpointRoutes } from "./pinpoints/routes";
@@ -51,7 +52,7 @@ const corsPolicy = cors({
 });
 
 export const app = new Hono<AppEnv>({ strict: false })
-  .use(requestId, corsPolicy)
+  .use(requestId, requestLog, corsPolicy)
   .route("/v3.0/oauth2/token", tokenRoutes)
   // Public: media URLs carry no token, so an <img> can load them.
   .route("/media", mediaRoutes)
