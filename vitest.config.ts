@@ -17,5 +17,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     setupFiles: ["./test/setup.ts"],
+    // The per-request log line (src/http/logging.ts) would bury test output; test/logging.test.ts checks it.
+    onConsoleLog: (log) => !log.includes('"message":"request"'),
   },
 });
