@@ -4,11 +4,12 @@ import { paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { validate } from "../http/validation";
+import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { resourceApp } from "../resource";
 import { pinpointToJson } from "./json";
 import { pinpointCreate, pinpointUpdate } from "./schemas";
-import { pageListPinpoints, pinpointRows } from "./store";
+import { deletePinpoint, pageListPinpoints, pinpointRows } from "./store";
 
 const listQuery = pageQuery.extend({ list: idParam });
 
@@ -32,7 +33,10 @@ export const pinpointRoutes = resourceApp()
     );
   })
   .post("/", validate("json", pinpointCreate), async (c) => {
-    const row = await pinpointRows.insert(c.env.DB, c.var.principal.accountId, c.req.valid("json"));
+    const { media_file, ...fields } = c.req.valid("json");
+    const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey: null }, (media_key) =>
+      pinpointRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, media_key }),
+    );
     return created(c, `/v3.0/pinpoints/${row.id}`, pinpointToJson(row, mediaUrls(c)));
   })
   .get(`/${ID}`, async (c) => {
@@ -41,10 +45,16 @@ export const pinpointRoutes = resourceApp()
   })
   .put(`/${ID}`, validate("json", pinpointUpdate), async (c) => {
     const id = pathId(c, "pinpoint");
-    const row = await pinpointRows.update(c.env.DB, c.var.principal.accountId, id, c.req.valid("json"));
+    const { accountId } = c.var.principal;
+    const { media_file, ...fields } = c.req.valid("json");
+    // With a file, ownership first, so a 403/404 costs no upload; its current key goes once replaced.
+    const previousKey = media_file === undefined ? null : (await pinpointRows.get(c.env.DB, accountId, id)).media_key;
+    const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey }, (media_key) =>
+      pinpointRows.update(c.env.DB, accountId, id, media_key === undefined ? fields : { ...fields, media_key }),
+    );
     return c.json(pinpointToJson(row, mediaUrls(c)));
   })
   .delete(`/${ID}`, async (c) => {
-    await pinpointRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "pinpoint"));
+    deleteMediaLater(c, await deletePinpoint(c.env.DB, c.var.principal.accountId, pathId(c, "pinpoint")));
     return c.body(null, 204);
   });

@@ -7,6 +7,7 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import { z } from "zod";
 import { pinpoints } from "../db/schema";
 import * as field from "../fields/schemas";
+import { mediaFile } from "../media/upload";
 
 const between = (min: number, max: number) => `must be between ${min} and ${max}`;
 
@@ -42,11 +43,14 @@ const writable = {
   tags: true,
 } as const;
 
-/** POST body: name, latitude and longitude required. */
-export const pinpointCreate = createInsertSchema(pinpoints, refinements).pick(writable);
+/** The upload is request-only: the row keeps its R2 key, responses carry `media_url`. */
+const upload = { media_file: mediaFile.nullable().optional() };
 
-/** PUT body: any subset; `null` clears an optional field. */
-export const pinpointUpdate = createUpdateSchema(pinpoints, refinements).pick(writable);
+/** POST body: name, latitude and longitude required. */
+export const pinpointCreate = createInsertSchema(pinpoints, refinements).pick(writable).extend(upload);
+
+/** PUT body: any subset; `null` clears an optional field (`"media_file": null` deletes the media). */
+export const pinpointUpdate = createUpdateSchema(pinpoints, refinements).pick(writable).extend(upload);
 
 export type PinpointCreate = z.output<typeof pinpointCreate>;
 export type PinpointUpdate = z.output<typeof pinpointUpdate>;

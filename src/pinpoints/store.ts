@@ -1,10 +1,10 @@
 /** Pinpoints in D1: every read and write is scoped to the caller's account. */
-import { and, eq } from "drizzle-orm";
-import { ownedOr404 } from "../auth/ownership";
+import { and, eq, isNotNull } from "drizzle-orm";
+import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { ownedRows } from "../db/owned";
-import { listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
+import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
 import { keyset, type Bound } from "../http/pagination";
 import { fieldError } from "../http/problem";
 
@@ -46,4 +46,26 @@ export async function pageListPinpoints(
   ]);
   ownedOr404(list[0], accountId, "list");
   return rows.map((r) => r.pinpoint);
+}
+
+/**
+ * Deletes a pinpoint (its list memberships and events go with it, by foreign
+ * key cascade) and returns the media keys that are no longer referenced: its
+ * own and its events'. Both are read in the same transaction as the delete,
+ * so an event added meanwhile cannot take its media key along unseen.
+ */
+export async function deletePinpoint(d1: D1Database, accountId: number, id: number): Promise<(string | null)[]> {
+  const db = database(d1);
+  const [eventMedia, deleted] = await db.batch([
+    db
+      .select({ media_key: events.media_key })
+      .from(events)
+      .where(and(eq(events.pinpoint, id), eq(events.account_id, accountId), isNotNull(events.media_key))),
+    db
+      .delete(pinpoints)
+      .where(and(eq(pinpoints.id, id), eq(pinpoints.account_id, accountId)))
+      .returning({ media_key: pinpoints.media_key }),
+  ]);
+  if (!deleted[0]) return throwMissingOrForbidden(d1, pinpoints, id, accountId, "pinpoint");
+  return [deleted[0].media_key, ...eventMedia.map((e) => e.media_key)];
 }
