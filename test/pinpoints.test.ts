@@ -220,10 +220,15 @@ describe("descriptions are sanitized (HTMLRewriter in workerd)", () => {
     ["comment", "<!-- secret --><p>a</p>", "<p>a</p>"],
     ["unknown element keeps its text", "<blink>a</blink>", "a"],
     ["meta refresh", '<meta http-equiv="refresh" content="0;url=javascript:alert(1)"><p>a</p>', "<p>a</p>"],
-    // Raw-text elements: their content is text to the parser and must stay text once they are unwrapped.
-    ["xmp", "<xmp><script>alert(1)</script></xmp>", "&lt;script>alert(1)&lt;/script>"],
-    ["noembed", "<noembed><img src=x onerror=alert(1)></noembed>", "&lt;img src=x onerror=alert(1)>"],
-    ["plaintext", "<plaintext><script>alert(1)</script>", "&lt;script>alert(1)&lt;/script>"],
+    // Raw-text elements: their content is text to the parser and would read as markup once unwrapped.
+    ["xmp", "<p>a</p><xmp><script>alert(1)</script></xmp>", "<p>a</p>"],
+    ["noembed", "<p>a</p><noembed><img src=x onerror=alert(1)></noembed>", "<p>a</p>"],
+    ["plaintext", "<p>a</p><plaintext><script>alert(1)</script>", "<p>a</p>"],
+    // Removing a tag or comment must not join a text "<" with the text after it into a tag.
+    ["a tag between < and text", "<<b>script>alert(1)<</b>/script>", "&lt;<b>script>alert(1)&lt;</b>/script>"],
+    ["an unknown tag between < and text", "<<x>img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)>"],
+    ["a comment between < and text", "<<!---->img src=x onerror=alert(1)>", "&lt;img src=x onerror=alert(1)>"],
+    ["a tag named like an Object property", '<constructor title="x">a</constructor>', "a"],
     ["a bare < in text", "a < b", "a &lt; b"],
     // A tag left open at the end would be completed by the next ">" of the page embedding the description.
     ["an unfinished tag at the end", "<p>a</p><img src=x onerror=alert(1)//", "<p>a</p><img src=x>"],

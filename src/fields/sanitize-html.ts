@@ -39,25 +39,31 @@ const DROPPED = [
   "portal",
   "dialog",
   "slot",
+  // Raw-text elements: what they hold is text to the parser but would read as markup once unwrapped.
+  "xmp",
+  "noembed",
+  "noframes",
+  "plaintext",
 ];
 
-/** Elements kept, with the attributes each may carry beyond the global ones. */
-const ALLOWED: Record<string, readonly string[]> = {
-  a: ["href", "hreflang"],
-  img: ["src", "alt", "width", "height"],
-  td: ["colspan", "rowspan"],
-  th: ["colspan", "rowspan", "scope"],
-  ol: ["start", "reversed"],
-  ...Object.fromEntries(
-    (
-      "abbr b bdi bdo blockquote br caption cite code col colgroup dd del details dfn div dl dt em " +
-      "figcaption figure h1 h2 h3 h4 h5 h6 hr i ins kbd li mark p pre q rp rt ruby s samp small " +
-      "span strong sub summary sup table tbody tfoot thead time tr u ul var wbr"
-    )
-      .split(" ")
-      .map((tag) => [tag, [] as const]),
-  ),
-};
+/**
+ * Elements kept, with the attributes each may carry beyond the global ones.
+ * A Map, so a tag named like an Object property (`<constructor>`) finds nothing.
+ */
+const ALLOWED = new Map<string, readonly string[]>([
+  ["a", ["href", "hreflang"]],
+  ["img", ["src", "alt", "width", "height"]],
+  ["td", ["colspan", "rowspan"]],
+  ["th", ["colspan", "rowspan", "scope"]],
+  ["ol", ["start", "reversed"]],
+  ...(
+    "abbr b bdi bdo blockquote br caption cite code col colgroup dd del details dfn div dl dt em " +
+    "figcaption figure h1 h2 h3 h4 h5 h6 hr i ins kbd li mark p pre q rp rt ruby s samp small " +
+    "span strong sub summary sup table tbody tfoot thead time tr u ul var wbr"
+  )
+    .split(" ")
+    .map((tag) => [tag, []] as const),
+]);
 const GLOBAL_ATTRIBUTES = ["title", "lang", "dir", "cite", "datetime"];
 const URL_ATTRIBUTES = new Set(["href", "src", "cite"]);
 const SAFE_SCHEMES = new Set(["http", "https", "mailto", "tel"]);
@@ -84,11 +90,24 @@ export function isSafeUrl(raw: string): boolean {
 /** Escapes text so it can only ever be text. */
 const escapeText = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;");
 
-type Rewritten = { output: string; endsAsText: (marker: string) => boolean };
+/** A "<" the parser reads as text: not followed by what starts a tag, an end tag, a comment or a doctype. */
+const TEXT_LESS_THAN = /<(?![A-Za-z/!?])/;
 
-/** One pass of the rewriter over `html`; also tells whether the input ended as plain text. */
-async function rewrite(html: string, markerLength: number): Promise<Rewritten> {
-  let textTail = "";
+/** One pass of the rewriter over `html`. */
+async function rewrite(html: string): Promise<string> {
+  const document: HTMLRewriterDocumentContentHandlers = {
+    comments(comment) {
+      comment.remove();
+    },
+  };
+  // Removing a tag or a comment joins the text on either side: "<" + <b></b> + "script>" would read as
+  // "<script>". So text "<" is escaped; a handler call per text chunk is costly, so only when there is one.
+  if (TEXT_LESS_THAN.test(html)) {
+    document.text = (chunk) => {
+      const { text } = chunk;
+      if (text.includes("<")) chunk.replace(text.replaceAll("<", "&lt;"), { html: true });
+    };
+  }
   const response = new HTMLRewriter()
     .on(DROPPED.join(","), {
       element(element) {
@@ -97,7 +116,7 @@ async function rewrite(html: string, markerLength: number): Promise<Rewritten> {
     })
     .on("*", {
       element(element) {
-        const allowed = ALLOWED[element.tagName];
+        const allowed = ALLOWED.get(element.tagName);
         if (!allowed) {
           element.removeAndKeepContent();
           return;
@@ -111,20 +130,9 @@ async function rewrite(html: string, markerLength: number): Promise<Rewritten> {
         }
       },
     })
-    .onDocument({
-      comments(comment) {
-        comment.remove();
-      },
-      text(chunk) {
-        textTail = (textTail + chunk.text).slice(-markerLength);
-        // A "<" the parser saw as text (in <xmp>, <plaintext>, or just "a < b") must not become markup once
-        // the element around it is unwrapped.
-        if (chunk.text.includes("<")) chunk.replace(chunk.text.replaceAll("<", "&lt;"), { html: true });
-      },
-    })
+    .onDocument(document)
     .transform(new Response(html, { headers: { "Content-Type": "text/html; charset=utf-8" } }));
-  const output = await response.text();
-  return { output, endsAsText: (marker) => textTail === marker };
+  return response.text();
 }
 
 /**
@@ -138,20 +146,16 @@ const CLOSE = `"'><!---->`;
  *
  * The parser passes an unfinished construct at the very end of its input
  * (`<img src=x onerror=alert(1)//` with no `>`) through verbatim, and a page
- * embedding the description would complete it with its own next `>`. So a
- * random marker is appended: if it comes out as text, the input ended as text
- * and the marker is cut off again; if not, the construct is closed first.
+ * embedding the description would complete it with its own next `>`. So an
+ * element with a random name is appended: parsed as an element, it is removed
+ * like any unknown one; if it shows in the output, it was swallowed by such a
+ * construct, which is then closed before it.
  */
 export async function sanitizeHtml(html: string): Promise<string> {
-  // A leading digit keeps a final bare "<" text ("<0" starts no tag).
-  const marker = `0${crypto.randomUUID().replaceAll("-", "")}`;
+  const marker = `end-${crypto.randomUUID()}`;
   for (const closing of ["", CLOSE]) {
-    const { output, endsAsText } = await rewrite(html + closing + marker, marker.length);
-    if (endsAsText(marker)) {
-      // The marker is either the final text, or inside an element dropped with its content (<script>...).
-      if (output.endsWith(marker)) return output.slice(0, -marker.length).trim();
-      if (!output.includes(marker)) return output.trim();
-    }
+    const output = await rewrite(`${html}${closing}<${marker}>`);
+    if (!output.includes(marker)) return output.trim();
   }
   // Nothing closed it (not seen in practice): keep the description as plain text.
   return escapeText(html).trim();
