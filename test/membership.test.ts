@@ -4,6 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { addToList, removeFromList } from "../src/lists/membership";
 import { allPages, call, caller, createList, createPinpoint, json, type Caller } from "./helpers";
 
 type BatchResult = { total: number; errors: { index: number; id: unknown; error: string }[] };
@@ -275,5 +276,57 @@ describe("DELETE /v3.0/lists/{id}/pinpoints", () => {
     ).toBe(413);
     expect((await batch(a, "DELETE", 987_654_321, [{ id: 1 }])).status).toBe(404);
     expect((await batch(a, "DELETE", 987_654_321, [{ id: 1 }], { Prefer: "return=minimal" })).status).toBe(404);
+  });
+});
+
+describe("statements per batch", () => {
+  /** A D1 binding that records what reaches the database: batches, statements and bound parameters. */
+  function countingD1() {
+    const seen = { batches: 0, statements: 0, maxParameters: 0, other: 0 };
+    const d1 = new Proxy(env.DB, {
+      get(target, property) {
+        if (property === "prepare") {
+          return (sql: string) => {
+            const statement = target.prepare(sql);
+            return new Proxy(statement, {
+              get(inner, name) {
+                if (name === "bind") {
+                  return (...values: unknown[]) => {
+                    seen.maxParameters = Math.max(seen.maxParameters, values.length);
+                    return inner.bind(...values);
+                  };
+                }
+                if (name === "run" || name === "all" || name === "first" || name === "raw") seen.other++;
+                const value = Reflect.get(inner, name, inner);
+                return typeof value === "function" ? value.bind(inner) : value;
+              },
+            });
+          };
+        }
+        if (property === "batch") {
+          return (statements: D1PreparedStatement[]) => {
+            seen.batches++;
+            seen.statements += statements.length;
+            return target.batch(statements);
+          };
+        }
+        const value = Reflect.get(target, property, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+    return { d1, seen };
+  }
+
+  it.each([1, 10, 1000])("is one D1 batch of three statements for %i items, far below 100 parameters", async (n) => {
+    const a = await caller();
+    const own = await insertPinpoints(a.accountId, n);
+    const list = await createList(a);
+    const items = own.map((id) => ({ id }));
+    for (const apply of [addToList, removeFromList]) {
+      const { d1, seen } = countingD1();
+      const result = await apply(d1, a.accountId, list.id, items);
+      expect(result).toEqual({ total: n, errors: [] });
+      expect(seen).toEqual({ batches: 1, statements: 3, maxParameters: 3, other: 0 });
+    }
   });
 });
