@@ -176,6 +176,11 @@ describe("limit", () => {
     expect(body.detail).toMatch(/limit/);
   });
 
+  it("refuses a repeated limit and ignores repeated unknown parameters", async () => {
+    await expectBadRequest(a, "/v3.0/pinpoints?limit=5&limit=6", "validation_failed");
+    expect(await sizes("?limit=4&offset=1&offset=2&format=json")).toBe(4);
+  });
+
   it("applies to lists and list filters too", async () => {
     expect((await page(a, "/v3.0/lists?limit=2")).results).toHaveLength(2);
     expect((await page(a, `/v3.0/pinpoints?list=${listId}&limit=2`)).results).toHaveLength(2);
