@@ -2,15 +2,21 @@
 import { readFileSync } from "node:fs";
 import { cpus, totalmem } from "node:os";
 import type { LoadResult } from "./load.ts";
+import type { MemoryReport } from "./memory.ts";
+
+/** One measurement: the load generator's figures plus workerd's CPU time per request. */
+export type RunResult = LoadResult & { workerdCpuMsPerRequest: number };
 
 export type TargetResult = {
   key: string;
   label: string;
-  runs: LoadResult[];
+  runs: RunResult[];
   /** Medians over the rounds. */
   rps: number;
   p50: number;
   p99: number;
+  /** CPU time workerd (the Worker, D1 and R2 together) spent per request: robust to a busy machine. */
+  cpuMsPerRequest: number;
   /** Median over the rounds of this target's req/s divided by the group baseline's in the same round. */
   ratio: number;
   /** Non-2xx responses and socket errors over all rounds: anything but 0 voids the row. */
@@ -21,16 +27,7 @@ export type GroupResult = {
   name: string;
   baseline: string;
   targets: TargetResult[];
-  runs: Record<string, LoadResult[]>;
-};
-
-type Memory = {
-  payloadBytes: number;
-  requestBodyBytes: number;
-  peakAddedBytes: number;
-  peakAddedVsPayload: number;
-  bareSinkPeakAddedBytes: number;
-  uploads: { status: number; idleBytes: number; peakBytes: number; addedBytes: number }[];
+  runs: Record<string, RunResult[]>;
 };
 
 export type Report = {
@@ -44,7 +41,7 @@ export type Report = {
     reference: { readyMs: number; firstResponseMs: number };
     workerCostMs: number;
   };
-  memory: Memory | null;
+  memory: MemoryReport;
   groups: GroupResult[];
   goals: { what: string; goal: string; value: number; met: boolean | null }[];
   totalSeconds: number;
@@ -85,8 +82,8 @@ export function renderReport(report: Report): string {
     `autocannon, ${report.settings.connections} connections, ${report.settings.seconds} s per run, median of ${report.settings.rounds} interleaved rounds; ratio = req/s ÷ the group's first row, same round`,
   );
   lines.push("");
-  lines.push("| group | scenario | req/s | p50 ms | p99 ms | ratio |");
-  lines.push("|---|---|---:|---:|---:|---:|");
+  lines.push("| group | scenario | req/s | p50 ms | p99 ms | ratio | workerd CPU ms/req |");
+  lines.push("|---|---|---:|---:|---:|---:|---:|");
   for (const group of report.groups) {
     for (const t of group.targets) {
       const ratio = t.key === group.baseline ? "baseline" : fmt(t.ratio, 2);
@@ -108,11 +105,9 @@ export function renderReport(report: Report): string {
     `| bundle (wrangler deploy --dry-run), gzip | < 150 KB | ${fmt(b.gzipBytes / 1000, 1)} KB (${fmt(b.bytes / 1000, 1)} KB raw) | ${bundleMet ? "yes" : "NO"} |`,
   );
   const mem = report.memory;
-  if (mem) {
-    lines.push(
-      `| peak memory added by a ${fmt(mem.payloadBytes / MiB)} MiB upload (${fmt(mem.requestBodyBytes / MiB, 1)} MiB JSON body) | < 4× payload | ${fmt(mem.peakAddedBytes / MiB, 1)} MiB = ${fmt(mem.peakAddedVsPayload, 2)}× | ${mem.peakAddedVsPayload < 4 ? "yes" : "NO"} |`,
-    );
-  }
+  lines.push(
+    `| peak memory added by a ${fmt(mem.payloadBytes / MiB)} MiB upload (${fmt(mem.requestBodyBytes / MiB, 1)} MiB JSON body), first into a fresh isolate | < 4× payload | ${fmt(mem.peakAddedBytes / MiB, 1)} MiB = ${fmt(mem.peakAddedVsPayload, 2)}× | ${mem.peakAddedVsPayload < 4 ? "yes" : "NO"} |`,
+  );
   lines.push("");
   const s = report.startup;
   lines.push(
@@ -120,14 +115,15 @@ export function renderReport(report: Report): string {
       `a constant Worker with the same bindings: ${fmt(s.reference.readyMs)} / ${fmt(s.reference.firstResponseMs)} ms; ` +
       `the Worker's own cost: ${fmt(s.workerCostMs)} ms (medians of 3).`,
   );
-  if (mem) {
+  lines.push("");
+  lines.push("| upload of 10 MiB into | workerd RSS idle | added, 1st upload (cold) | added, 3rd upload (warm) |");
+  lines.push("|---|---:|---:|---:|");
+  for (const r of mem.receivers) {
     lines.push(
-      `Memory: workerd RSS idle ${fmt(mem.uploads[0]!.idleBytes / MiB)} MiB; added per upload ${mem.uploads
-        .map((u) => `${fmt(u.addedBytes / MiB, 1)}`)
-        .join(", ")} MiB (status ${mem.uploads.map((u) => u.status).join(", ")}); ` +
-        `a bare Worker that only reads the same body adds ${fmt(mem.bareSinkPeakAddedBytes / MiB, 1)} MiB.`,
+      `| ${r.label} | ${fmt(r.uploads[0]!.idleBytes / MiB)} MiB | ${fmt(r.coldAddedBytes / MiB, 1)} MiB (${fmt(r.coldAddedBytes / mem.payloadBytes, 2)}×) | ${fmt(r.warmAddedBytes / MiB, 1)} MiB (${fmt(r.warmAddedBytes / mem.payloadBytes, 2)}×) |`,
     );
   }
+  lines.push("");
   lines.push(`Total time: ${fmt(report.totalSeconds)} s.`);
   return lines.join("\n");
 }

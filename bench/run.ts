@@ -13,10 +13,20 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LoadRequest, LoadResult } from "./load.ts";
-import { machine, printReport, type GroupResult, type Report, type TargetResult } from "./report.ts";
-import { buildBundle, memoryOf, startRuntime, workerdChild, type Bundle, type Runtime } from "./runtime.ts";
-import { GOALS, buildGroups, fakePng, pinpointBody, type Group } from "./scenarios.ts";
-import { migrate, seed, SCALE } from "./seed.ts";
+import { machine, printReport, type GroupResult, type Report, type RunResult, type TargetResult } from "./report.ts";
+import {
+  buildBundle,
+  cpuMillisOf,
+  memoryOf,
+  startRuntime,
+  workerdChild,
+  type Bundle,
+  type Runtime,
+} from "./runtime.ts";
+import { measureMemory } from "./memory.ts";
+import { GOALS, buildGroups, type Group } from "./scenarios.ts";
+import { SCALE } from "./seed.ts";
+import { startStack } from "./setup.ts";
 
 const settings = {
   seconds: Number(process.env.BENCH_SECONDS ?? 5),
@@ -130,66 +140,12 @@ async function measureStartup(bundle: Bundle) {
   return { api, reference, workerCostMs: api.firstResponseMs - reference.firstResponseMs };
 }
 
-// ---- memory ----
-function resetPeak(pid: number): boolean {
-  try {
-    // "5" resets the peak RSS (VmHWM) to the current RSS (proc(5), clear_refs).
-    writeFileSync(`/proc/${pid}/clear_refs`, "5");
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Peak resident memory of workerd while one upload is received and handled, above its idle level. */
-async function uploadPeak(pid: number, url: URL, body: string, headers: Record<string, string>) {
-  await new Promise((r) => setTimeout(r, 300));
-  const idle = memoryOf(pid).rss;
-  const exact = resetPeak(pid);
-  let sampled = idle;
-  const sampler = setInterval(() => {
-    sampled = Math.max(sampled, memoryOf(pid).rss);
-  }, 2);
-  const response = await fetch(url, { method: "POST", headers, body });
-  const text = await response.text();
-  clearInterval(sampler);
-  const peak = Math.max(sampled, exact ? memoryOf(pid).hwm : 0);
-  return {
-    status: response.status,
-    idleBytes: idle,
-    peakBytes: peak,
-    addedBytes: peak - idle,
-    detail: text.slice(0, 200),
-  };
-}
-
-async function measureMemory(rt: Runtime, token: string) {
-  const pid = rt.workerdPid;
-  if (pid === null) return null;
-  const payloadBytes = 10 * 1024 * 1024;
-  const body = pinpointBody(fakePng(payloadBytes));
-  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
-  const api = new URL("/v3.0/pinpoints", rt.api);
-  const sink = new URL("/sink", rt.bare);
-  // The first upload into a fresh isolate is the worst case; later ones reuse freed memory.
-  const uploads = [];
-  for (let i = 0; i < 3; i++) uploads.push(await uploadPeak(pid, api, body, headers));
-  const sinks = [];
-  for (let i = 0; i < 3; i++) sinks.push(await uploadPeak(pid, sink, body, { "Content-Type": "application/json" }));
-  const worst = Math.max(...uploads.map((u) => u.addedBytes));
-  return {
-    payloadBytes,
-    requestBodyBytes: Buffer.byteLength(body),
-    uploads,
-    bareSinkUploads: sinks,
-    peakAddedBytes: worst,
-    peakAddedVsPayload: worst / payloadBytes,
-    bareSinkPeakAddedBytes: Math.max(...sinks.map((u) => u.addedBytes)),
-  };
-}
-
 // ---- load ----
-async function runGroups(groups: Group[], load: ReturnType<typeof startLoad>): Promise<GroupResult[]> {
+async function runGroups(
+  groups: Group[],
+  load: ReturnType<typeof startLoad>,
+  pid: number | null,
+): Promise<GroupResult[]> {
   const results: GroupResult[] = [];
   const base = { connections: settings.connections };
   for (const group of groups) {
@@ -202,12 +158,18 @@ async function runGroups(groups: Group[], load: ReturnType<typeof startLoad>): P
         throw new Error(`${target.key}: expected ${target.status}, got ${JSON.stringify(probe.statuses)}`);
       }
     }
-    const runs = new Map<string, LoadResult[]>(group.targets.map((t) => [t.key, []]));
+    const runs = new Map<string, RunResult[]>(group.targets.map((t) => [t.key, []]));
     for (let round = 0; round < settings.rounds; round++) {
       for (const target of group.targets) {
+        const cpuBefore = pid === null ? NaN : cpuMillisOf(pid);
         const result = await load.run({ ...target.request, ...base, seconds: settings.seconds });
-        runs.get(target.key)!.push(result);
-        log(`  ${target.key} round ${round + 1}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms`);
+        const cpuMs = (pid === null ? NaN : cpuMillisOf(pid)) - cpuBefore;
+        const run = { ...result, workerdCpuMsPerRequest: cpuMs / result.requests };
+        runs.get(target.key)!.push(run);
+        log(
+          `  ${target.key} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50.toFixed(2)} ms, ` +
+            `workerd CPU ${run.workerdCpuMsPerRequest.toFixed(2)} ms/request`,
+        );
       }
     }
     const baseline = group.targets[0]!;
@@ -221,6 +183,7 @@ async function runGroups(groups: Group[], load: ReturnType<typeof startLoad>): P
         rps: median(mine.map((r) => r.rps)),
         p50: median(mine.map((r) => r.p50)),
         p99: median(mine.map((r) => r.p99)),
+        cpuMsPerRequest: median(mine.map((r) => r.workerdCpuMsPerRequest)),
         ratio: median(mine.map((r, i) => r.rps / theirs[i]!.rps)),
         invalid: mine.reduce((n, r) => n + r.non2xx + r.errors, 0),
       };
@@ -256,36 +219,24 @@ async function main() {
   const startup = await measureStartup(bundle);
   log(`startup: ${JSON.stringify(startup)}`);
 
-  const t0 = performance.now();
-  const rt = await startRuntime(join(dir, "state"), { api: bundle, baselines: true });
+  // Memory first, each receiver in a runtime of its own (see memory.ts).
+  let stacks = 0;
+  const memory = await measureMemory(() => startStack(join(dir, `memory-${stacks++}`), { bundle }));
+  log(
+    `memory: ${memory.receivers.map((r) => `${r.receiver} cold +${(r.coldAddedBytes / 2 ** 20).toFixed(1)} MiB, warm +${(r.warmAddedBytes / 2 ** 20).toFixed(1)} MiB`).join("; ")}`,
+  );
+
+  const { rt, seeded, token, readyMs } = await startStack(dir, { bundle });
   cleanups.push(() => rt.dispose());
-  log(`runtime ready in ${(performance.now() - t0).toFixed(0)} ms; workerd pid ${rt.workerdPid}`);
-
-  const db = await rt.mf.getD1Database("DB", "api");
-  await migrate(db as never);
-  const seeded = await seed(db as never);
+  log(`runtime ready in ${readyMs.toFixed(0)} ms; workerd pid ${rt.workerdPid}`);
   log(`seeded ${JSON.stringify(seeded.rows)} in ${seeded.millis.toFixed(0)} ms`);
-
-  const tokenResponse = await fetch(new URL("/v3.0/oauth2/token", rt.api), {
-    method: "POST",
-    headers: {
-      Authorization: `Basic ${btoa(`${seeded.client.id}:${seeded.client.secret}`)}`,
-      "Content-Type": "application/x-www-form-urlencoded",
-    },
-    body: "grant_type=client_credentials",
-  });
-  if (tokenResponse.status !== 200) throw new Error(`token: ${tokenResponse.status} ${await tokenResponse.text()}`);
-  const { access_token: token } = (await tokenResponse.json()) as { access_token: string };
-
-  const memory = await measureMemory(rt, token);
-  log(`memory: ${JSON.stringify(memory && { ...memory, uploads: undefined, bareSinkUploads: undefined })}`);
 
   const loadDir = join(dir, "bodies");
   mkdirSync(loadDir);
   const all = await buildGroups(rt, seeded, token, loadDir);
   const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
   const load = startLoad();
-  const groupResults = await runGroups(groups, load);
+  const groupResults = await runGroups(groups, load, rt.workerdPid);
 
   const report: Report = {
     date: new Date().toISOString(),

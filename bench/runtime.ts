@@ -62,9 +62,12 @@ export type Runtime = {
  * `api`: the service; `baselines`: the constant and bare-D1 Workers; `reference`:
  * the constant Worker with the service's bindings, to tell its startup cost apart.
  */
-type Workers = { api?: Bundle; baselines?: boolean; reference?: boolean };
+type Workers = { api?: Bundle; baselines?: boolean; reference?: boolean; inspectorPort?: number };
 
 const quietLog = () => new Log(LogLevel.WARN);
+
+/** Log lines the Workers wrote (and that were not printed). */
+export let workerLogLines = 0;
 
 /** Starts workerd with the Worker and/or the baselines; resolves when every socket listens. */
 export async function startRuntime(persistDir: string, workers: Workers): Promise<Runtime> {
@@ -97,13 +100,19 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   }
   if (workers.baselines) {
     list.push({ ...base, name: "constant", scriptPath: "bench/baselines/constant.js" });
-    list.push({ ...base, name: "bare", scriptPath: "bench/baselines/bare-d1.js", d1Databases: { DB: DB_ID } });
+    list.push({ ...base, ...storage, name: "bare", scriptPath: "bench/baselines/bare-d1.js" });
   }
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
       port: 0,
+      ...(workers.inspectorPort && { inspectorPort: workers.inspectorPort, inspectorHost: "127.0.0.1" }),
       log: quietLog(),
+      // The Worker still writes its request log lines; printing them here would measure the terminal.
+      handleStructuredLogs: (line: { level: string; message: string }) => {
+        workerLogLines++;
+        if (line.level === "error") console.error(`[workerd] ${line.message}`);
+      },
       // A real `cf` object would be fetched from the internet; the placeholder will do.
       cf: false,
       resourcePersistencePath: persistDir,
@@ -185,4 +194,12 @@ export function memoryOf(pid: number): { rss: number; hwm: number } {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const kib = (field: string) => Number(status.match(new RegExp(`^${field}:\\s+(\\d+) kB`, "m"))?.[1] ?? NaN) * 1024;
   return { rss: kib("VmRSS"), hwm: kib("VmHWM") };
+}
+
+/** CPU time (user + system) a process has used so far, in milliseconds. */
+export function cpuMillisOf(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  // utime and stime are fields 14 and 15 of stat(5), in clock ticks (USER_HZ, 100 on Linux).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
 }

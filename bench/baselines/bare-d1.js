@@ -1,6 +1,7 @@
-// Baseline: the cost of the database alone. The bare SQL of the service's
-// reads and writes over the same D1 database, with no auth, validation,
-// cursor signing or mapping: what any Worker answering these requests must pay.
+// Baseline: the cost of the storage alone. The bare SQL of the service's reads
+// and writes over the same D1 database, and the bare steps of an upload into
+// R2, with no auth, validation, cursor signing or mapping: what any Worker
+// answering these requests must pay on this runtime.
 const PAGE = 20;
 const headers = { "Content-Type": "application/json" };
 const json = (value) => new Response(JSON.stringify(value), { headers });
@@ -49,6 +50,13 @@ export default {
       // Receives a body and drops it: what the runtime itself holds while reading an upload.
       case "/sink":
         return json({ bytes: (await request.arrayBuffer()).byteLength });
+      // The least any upload of a base64 JSON body into R2 does: parse, decode, put.
+      case "/upload": {
+        const { media_file: file } = await request.json();
+        const bytes = Uint8Array.fromBase64(file.content);
+        await env.MEDIA.put(`bare/${crypto.randomUUID()}`, bytes, { httpMetadata: { contentType: file.type } });
+        return json({ bytes: bytes.byteLength });
+      }
       default:
         return new Response("not found", { status: 404 });
     }

@@ -1,0 +1,40 @@
+/** The seeded stack every measurement starts from: bundle, runtime, data and an access token. */
+import { join } from "node:path";
+import { buildBundle, startRuntime, type Bundle, type Runtime } from "./runtime.ts";
+import { migrate, seed, type Seeded } from "./seed.ts";
+
+export type Stack = { bundle: Bundle; rt: Runtime; seeded: Seeded; token: string; readyMs: number };
+
+/** Starts the Worker and the baselines on fresh state under `dir`, seeds it, and gets a token for account A. */
+export async function startStack(
+  dir: string,
+  options: { bundle?: Bundle; inspectorPort?: number } = {},
+): Promise<Stack> {
+  const bundle = options.bundle ?? buildBundle(join(dir, "bundle"));
+  const t0 = performance.now();
+  const rt = await startRuntime(join(dir, "state"), {
+    api: bundle,
+    baselines: true,
+    inspectorPort: options.inspectorPort,
+  });
+  const readyMs = performance.now() - t0;
+  try {
+    const db = await rt.mf.getD1Database("DB", "api");
+    await migrate(db as never);
+    const seeded = await seed(db as never);
+    const response = await fetch(new URL("/v3.0/oauth2/token", rt.api), {
+      method: "POST",
+      headers: {
+        Authorization: `Basic ${btoa(`${seeded.client.id}:${seeded.client.secret}`)}`,
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
+      body: "grant_type=client_credentials",
+    });
+    if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
+    const { access_token: token } = (await response.json()) as { access_token: string };
+    return { bundle, rt, seeded, token, readyMs };
+  } catch (error) {
+    await rt.dispose();
+    throw error;
+  }
+}
