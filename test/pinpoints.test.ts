@@ -4,6 +4,7 @@
  * into lists.
  */
 import { describe, expect, it } from "vitest";
+import { clock } from "../src/clock";
 import { BASE, caller, createList, createPinpoint, json, type Caller } from "./helpers";
 
 type Problem = { type: string; status: number; detail: string; errors?: { pointer?: string; detail: string }[] };
@@ -318,10 +319,16 @@ describe("PUT /v3.0/pinpoints/{id}", () => {
   it("moves updated_at forward and keeps created_at", async () => {
     const a = await caller();
     const created = await createPinpoint(a);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    const body = await json(await a.send("PUT", `/v3.0/pinpoints/${created.id}`, { latitude: 1 }));
-    expect(body.created_at).toBe(created.created_at);
-    expect(Date.parse(body.updated_at as string)).toBeGreaterThan(Date.parse(created.updated_at as string));
+    const later = Date.parse(created.updated_at as string) + 90_000;
+    const realNow = clock.now;
+    clock.now = () => later;
+    try {
+      const body = await json(await a.send("PUT", `/v3.0/pinpoints/${created.id}`, { latitude: 1 }));
+      expect(body.created_at).toBe(created.created_at);
+      expect(body.updated_at).toBe(new Date(later).toISOString());
+    } finally {
+      clock.now = realNow;
+    }
   });
 
   it("clears optional fields sent as null", async () => {
