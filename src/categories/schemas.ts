@@ -4,7 +4,7 @@
  * must come with the create and can be replaced, never cleared.
  */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
-import { z } from "zod";
+import * as z from "zod";
 import { categories } from "../db/schema";
 import * as field from "../fields/schemas";
 import { mediaFile } from "../media/upload";

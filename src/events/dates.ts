@@ -4,7 +4,7 @@
  * the client's time zone. Stored as epoch milliseconds, always returned in
  * UTC with milliseconds (`2026-11-21T18:30:00.000Z`).
  */
-import { z } from "zod";
+import * as z from "zod";
 import type { EventDate } from "../db/schema";
 
 /** Most occurrences one event may have (a daily event for almost three years). */

@@ -3,7 +3,7 @@
  * the refinements add the API's rules (CONTRACT "Resources", Event).
  */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
-import { z } from "zod";
+import * as z from "zod";
 import { events } from "../db/schema";
 import * as field from "../fields/schemas";
 import { mediaFile } from "../media/upload";

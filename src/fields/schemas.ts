@@ -2,7 +2,7 @@
  * Field rules shared by the content resources, so a name or a tag means the
  * same thing on a pinpoint, a list, a category and an event.
  */
-import { z } from "zod";
+import * as z from "zod";
 import { sanitizeHtml } from "./sanitize-html";
 
 /** Resource ids in bodies and query strings: positive integers within SQLite's and JSON's safe range. */

@@ -9,7 +9,7 @@
 import { asc, desc, gt, lt, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { base64urlDecode, base64urlEncode, utf8 } from "../auth/encoding";
 import { hmacSign, signingKeys } from "../auth/signing";
 import type { AppEnv } from "../env";

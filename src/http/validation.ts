@@ -5,7 +5,7 @@
  */
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import { ApiError, type FieldError } from "./problem";
 
 // A missing field reads better as "is required" than as "expected string, received undefined".

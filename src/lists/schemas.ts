@@ -1,6 +1,6 @@
 /** Request and response shapes of lists, derived from the `lists` table. */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
-import { z } from "zod";
+import * as z from "zod";
 import { lists } from "../db/schema";
 import * as field from "../fields/schemas";
 

@@ -8,7 +8,7 @@
  * (sweep.ts) removes.
  */
 import type { Context } from "hono";
-import { z } from "zod";
+import * as z from "zod";
 import type { AppEnv } from "../env";
 import { ApiError, fieldError } from "../http/problem";
 import { decodeBase64 } from "./base64";

@@ -4,7 +4,7 @@
  * refinements below add the API's bounds (CONTRACT "Resources").
  */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
-import { z } from "zod";
+import * as z from "zod";
 import { pinpoints } from "../db/schema";
 import * as field from "../fields/schemas";
 import { mediaFile } from "../media/upload";
