@@ -191,6 +191,17 @@ describe("bearer: invalid tokens", () => {
     await expectInvalidToken(await get("/v3.0/pinpoints", forged));
   });
 
+  it("refuses a token whose last character differs only in bits base64 ignores", async () => {
+    const a = await caller();
+    // 32 signature bytes are 43 characters: the last carries 2 unused bits, which atob() would ignore.
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    const last = alphabet.indexOf(a.token.at(-1)!);
+    const respelled = a.token.slice(0, -1) + alphabet[last ^ 1];
+    expect(base64urlDecode(respelled.split(".")[2]!)).toBeNull();
+    await expectInvalidToken(await get("/v3.0/pinpoints", respelled));
+    expect((await get("/v3.0/pinpoints", a.token)).status).toBe(200);
+  });
+
   it("refuses a token with a changed signature", async () => {
     const a = await caller();
     const [header, payload, signature] = a.token.split(".") as [string, string, string];

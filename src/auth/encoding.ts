@@ -8,9 +8,17 @@ export function base64urlEncode(bytes: Uint8Array): string {
 
 const base64url = /^[A-Za-z0-9_-]*$/;
 
-/** Decodes base64url; `null` for anything that is not. */
+const ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/**
+ * Decodes base64url in its one canonical spelling; `null` for anything else.
+ * atob() ignores the unused low bits of a final partial character, which
+ * would let one character of a token or cursor change unnoticed: refuse those.
+ */
 export function base64urlDecode(text: string): Uint8Array | null {
   if (!base64url.test(text) || text.length % 4 === 1) return null;
+  const unusedBits = [0, 0, 4, 2][text.length % 4]!;
+  if (unusedBits > 0 && ALPHABET.indexOf(text.at(-1)!) & ((1 << unusedBits) - 1)) return null;
   const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
   const bytes = new Uint8Array(binary.length);
   for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
