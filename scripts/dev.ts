@@ -5,7 +5,10 @@
  * exists (kept in .dev-client.json; both files are gitignored), then prints
  * the base URL, the client's credentials and curl lines to try it.
  *
- *   npm start [-- --port N] [--persist-to DIR] [-- <more wrangler dev flags>]
+ * When the development account has no content it offers the sample city
+ * guide of `npm run seed` (asks on a terminal; `--seed` fills it at once).
+ *
+ *   npm start [-- --port N] [--persist-to DIR] [--seed] [-- <more wrangler dev flags>]
  */
 import { randomBytes } from "node:crypto";
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
@@ -14,6 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { clientAccepts, createClient, type Execute } from "./lib/registry.ts";
 import { d1Execute, ROOT, runWrangler, spawnWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { offerSeed } from "./seed/local.ts";
 
 const DEV_VARS = join(ROOT, ".dev.vars");
 const DEV_CLIENT = join(ROOT, ".dev-client.json");
@@ -30,6 +34,8 @@ after applying pending migrations and making sure a development client exists.
 Options:
   --port N           Port to listen on (default 8787).
   --persist-to DIR   Local state directory (default .wrangler/state).
+  --seed             Fill an empty development account with the sample city guide
+                     (npm run seed) without asking.
   -h, --help         Show this help.`;
 
 type DevClient = { client_id: string; client_secret: string; account: string; scope: string };
@@ -123,6 +129,7 @@ async function main(): Promise<number> {
     options: {
       port: { type: "string" },
       "persist-to": { type: "string" },
+      seed: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
     allowPositionals: true,
@@ -139,6 +146,7 @@ async function main(): Promise<number> {
   ensureDevVars();
   applyMigrations(target);
   const client = await ensureDevClient(d1Execute(target));
+  await offerSeed(target, client.account, values.seed ? "yes" : "ask");
   printWelcome(`http://localhost:${port}`, client);
   return runDev(target, port, positionals);
 }
