@@ -5,6 +5,10 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Context } from "hono";
+import { parseConfig } from "../src/config";
+import type { AppEnv } from "../src/env";
+import { mediaUrls } from "../src/media/url";
 import { BASE, call, caller, json, type Caller } from "./helpers";
 import { base64, base64url, bucketKeys, keyOf, mediaFile, samples, type SampleType } from "./media-fixtures";
 
@@ -58,6 +62,7 @@ describe("uploads", () => {
     const key = keyOf(await uploaded(mediaFile("image/png", "Été à Paris.png")));
     const object = await env.MEDIA.head(key);
     expect(object?.httpMetadata?.contentType).toBe("image/png");
+    expect(object?.httpMetadata?.cacheControl).toBe("public, max-age=31536000, immutable");
     expect(object?.httpMetadata?.contentDisposition).toBe(
       "inline; filename*=UTF-8''%C3%89t%C3%A9%20%C3%A0%20Paris.png",
     );
@@ -367,5 +372,25 @@ describe("the built-in icon", () => {
     const body = await json(response);
     expect(response.status, JSON.stringify(body)).toBe(200);
     expect(body.image_url).toBe(`${BASE}/media/builtin/default-pin.png`);
+  });
+});
+
+describe("media URLs", () => {
+  const contextFor = (vars: Record<string, string>) =>
+    ({
+      var: { config: parseConfig(vars) },
+      req: { url: "https://api.example.test/v3.0/pinpoints/7" },
+    }) as unknown as Context<AppEnv>;
+
+  it("use the request's origin by default", () => {
+    const url = mediaUrls(contextFor({}));
+    expect(url("m/abc.png")).toBe("https://api.example.test/media/m/abc.png");
+    expect(url(null)).toBeNull();
+  });
+
+  it("use MEDIA_PUBLIC_BASE_URL when set, except for media bundled with the Worker", () => {
+    const url = mediaUrls(contextFor({ MEDIA_PUBLIC_BASE_URL: "https://cdn.example/media/" }));
+    expect(url("m/abc.png")).toBe("https://cdn.example/media/m/abc.png");
+    expect(url("builtin/default-pin.png")).toBe("https://api.example.test/media/builtin/default-pin.png");
   });
 });

@@ -6,17 +6,24 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
 import { ApiError } from "../http/problem";
+import { operation } from "../openapi/metadata";
 import { builtinMedia } from "./builtin";
+import { IMMUTABLE } from "./upload";
 
 const KEY = /^(?:m|builtin)\/[\w.-]{1,200}$/;
 
 function headersFor(etag: string): Headers {
   return new Headers({
     ETag: etag,
-    // A key names one immutable object: a new upload always gets a new key.
-    "Cache-Control": "public, max-age=31536000, immutable",
+    "Cache-Control": IMMUTABLE,
     "X-Content-Type-Options": "nosniff",
   });
+}
+
+/** Content-Type and Content-Disposition as stored, without letting stored metadata override our caching. */
+function describe(object: R2Object, headers: Headers): void {
+  object.writeHttpMetadata(headers);
+  headers.set("Cache-Control", IMMUTABLE);
 }
 
 /** Weak comparison of `If-None-Match` against an ETag (RFC 9110 §13.1.2). */
@@ -69,7 +76,7 @@ async function serveHead(c: Context<AppEnv>, key: string): Promise<Response | nu
   if (!object) return null;
   const headers = headersFor(object.httpEtag);
   if (!noneMatch(c.req.header("If-None-Match"), object.httpEtag)) return new Response(null, { status: 304, headers });
-  object.writeHttpMetadata(headers);
+  describe(object, headers);
   headers.set("Content-Length", String(object.size));
   headers.set("Accept-Ranges", "bytes");
   return new Response(null, { headers });
@@ -105,7 +112,7 @@ async function serveGet(c: Context<AppEnv>, key: string): Promise<Response | nul
     await object.body.cancel();
     throw rangeNotSatisfiable(object.size);
   }
-  object.writeHttpMetadata(headers);
+  describe(object, headers);
   const span = object.range ? byteSpan(object.range, object.size) : { first: 0, last: object.size - 1 };
   headers.set("Content-Length", String(span.last - span.first + 1));
   // A range R2 ignored (several ranges, another unit) or one covering everything is sent as a plain 200.
@@ -114,11 +121,42 @@ async function serveGet(c: Context<AppEnv>, key: string): Promise<Response | nul
   return new Response(object.body, { status: 206, headers });
 }
 
-export const mediaRoutes = new Hono<AppEnv>().get("/:key{.+}", async (c) => {
-  const key = c.req.param("key");
-  const response =
-    serveBuiltin(c, key) ??
-    (KEY.test(key) ? await (c.req.method === "HEAD" ? serveHead(c, key) : serveGet(c, key)) : null);
-  if (!response) throw new ApiError("not_found", "No media is stored under this URL.");
-  return response;
+/** The route, for the API reference (src/openapi). */
+const getMedia = operation<"/:key{.+}">({
+  summary: "Get stored media",
+  description:
+    "Public: the URL comes from a `media_url` or `image_url` and needs no token. Cacheable forever (a new upload " +
+    "gets a new URL); answers `If-None-Match` with 304 and `Range` with 206.",
+  operationId: "getMedia",
+  tags: ["media"],
+  pathParams: { key: "The rest of the URL's path, as given in `media_url` or `image_url`" },
+  responses: {
+    200: {
+      description: "The file, with the type it was uploaded as",
+      mediaType: "*/*",
+      headers: {
+        ETag: { description: "The object's entity tag" },
+        "Cache-Control": { description: "`public, max-age=31536000, immutable`" },
+      },
+    },
+    206: {
+      description: "The requested byte range",
+      mediaType: "*/*",
+      headers: { "Content-Range": { description: "`bytes first-last/size`" } },
+    },
+    304: { description: "Not modified (`If-None-Match`)" },
+  },
+  errors: [404, 412, 416],
 });
+
+export const mediaRoutes = new Hono<AppEnv>().get(
+  "/:key{.+}",
+  ...getMedia(async (c) => {
+    const key = c.req.param("key");
+    const response =
+      serveBuiltin(c, key) ??
+      (KEY.test(key) ? await (c.req.method === "HEAD" ? serveHead(c, key) : serveGet(c, key)) : null);
+    if (!response) throw new ApiError("not_found", "No media is stored under this URL.");
+    return response;
+  }),
+);

@@ -14,6 +14,9 @@ import { ApiError, fieldError } from "../http/problem";
 import { decodeBase64 } from "./base64";
 import { extensionOf, matchesType, verifiableTypes } from "./signatures";
 
+/** A key names one object forever: every upload gets a new key. */
+export const IMMUTABLE = "public, max-age=31536000, immutable";
+
 /** Keys of media bundled with the Worker (built-in category icons); never deleted. */
 export const BUILTIN_PREFIX = "builtin/";
 
@@ -75,7 +78,8 @@ export async function storeUpload(c: Context<AppEnv>, file: MediaFile, pointer: 
   if (!matchesType(type, bytes)) throw fieldError(`${pointer}/content`, `is not a ${type} file`);
   const key = newKey(type);
   await c.env.MEDIA.put(key, bytes, {
-    httpMetadata: { contentType: type, contentDisposition: contentDisposition(file.name) },
+    // Cache headers travel with the object, so a public bucket domain (MEDIA_PUBLIC_BASE_URL) sends them too.
+    httpMetadata: { contentType: type, contentDisposition: contentDisposition(file.name), cacheControl: IMMUTABLE },
     customMetadata: { name: file.name, account: String(c.var.principal.accountId) },
   });
   return key;

@@ -1,14 +1,17 @@
 /**
  * Public URLs of stored media: under the configured public base URL, or this
- * Worker's own `/media/` route on the request's origin.
+ * Worker's own `/media/` route on the request's origin. Built-in media live in
+ * the Worker bundle, not in the bucket, so their URLs always name the Worker.
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../env";
+import { BUILTIN_PREFIX } from "./upload";
 
 export type MediaUrl = (key: string | null) => string | null;
 
 /** A function turning stored media keys into absolute URLs for this request. */
 export function mediaUrls(c: Context<AppEnv>): MediaUrl {
-  const base = c.var.config.mediaPublicBaseUrl ?? `${new URL(c.req.url).origin}/media`;
-  return (key) => (key === null ? null : `${base}/${key}`);
+  const own = `${new URL(c.req.url).origin}/media`;
+  const base = c.var.config.mediaPublicBaseUrl ?? own;
+  return (key) => (key === null ? null : `${key.startsWith(BUILTIN_PREFIX) ? own : base}/${key}`);
 }
