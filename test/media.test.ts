@@ -69,6 +69,13 @@ describe("uploads", () => {
     expect(object?.customMetadata).toEqual({ name: "Été à Paris.png", account: String(a.accountId) });
   });
 
+  it("cleans the file name of control characters and lone surrogates", async () => {
+    const key = keyOf(await uploaded({ ...mediaFile(), name: " a\nb\u0000c\ud800.png " }));
+    const object = await env.MEDIA.head(key);
+    expect(object?.customMetadata?.name).toBe("abc\ufffd.png");
+    expect(object?.httpMetadata?.contentDisposition).toBe("inline; filename*=UTF-8''abc%EF%BF%BD.png");
+  });
+
   it("gives every upload a new unguessable key", async () => {
     const first = keyOf(await uploaded(mediaFile()));
     const second = keyOf(await uploaded(mediaFile()));

@@ -24,7 +24,17 @@ export const BUILTIN_PREFIX = "builtin/";
 export const mediaFile = z.object({
   // Base64, standard or URL-safe, padding optional; decoded and checked by storeUpload.
   content: z.string().min(1, "must not be empty"),
-  name: z.string().trim().max(255, "must be at most 255 characters").default(""),
+  // Kept as metadata and in Content-Disposition: no control characters, no lone surrogates (JSON allows both).
+  name: z
+    .string()
+    .max(255, "must be at most 255 characters")
+    .default("")
+    .transform((name) =>
+      name
+        .replace(/[\u0000-\u001f\u007f]/g, "")
+        .trim()
+        .toWellFormed(),
+    ),
   type: z.string().trim().toLowerCase().max(255, "must be at most 255 characters"),
 });
 
