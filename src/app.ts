@@ -7,6 +7,7 @@
 import { Hono } from "hono";
 import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
+import type { RouterRoute } from "hono/types";
 import { tokenRoutes } from "./auth/token-route";
 import { categoryRoutes } from "./categories/routes";
 import { configFor } from "./config";
@@ -16,6 +17,7 @@ import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
+import { referenceRoutes } from "./openapi/routes";
 import { pinpointRoutes } from "./pinpoints/routes";
 
 const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
@@ -51,8 +53,13 @@ const corsPolicy = cors({
   maxAge: 86_400,
 });
 
+/** The app's route table, for the OpenAPI document; read on the first request, once the app exists. */
+const appRoutes = (): readonly RouterRoute[] => app.routes;
+
 export const app = new Hono<AppEnv>({ strict: false })
   .use(requestId, requestLog, corsPolicy)
+  // Public: the OpenAPI document and the reference page, built from this app's own routes.
+  .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)
   // Public: media URLs carry no token, so an <img> can load them.
   .route("/media", mediaRoutes)

@@ -6,5 +6,6 @@ import { Hono } from "hono";
 import { requireToken } from "./auth/bearer";
 import type { AppEnv } from "./env";
 import { jsonBody } from "./http/body";
+import { markTokenRequired } from "./openapi/metadata";
 
-export const resourceApp = () => new Hono<AppEnv>().use(requireToken(), jsonBody());
+export const resourceApp = () => new Hono<AppEnv>().use(markTokenRequired(requireToken()), jsonBody());

@@ -4,11 +4,13 @@
  */
 import { and, eq, isNull } from "drizzle-orm";
 import { Hono } from "hono";
+import * as z from "zod";
 import { clock } from "../clock";
 import { database } from "../db/client";
 import { clients } from "../db/schema";
 import type { AppEnv } from "../env";
 import { readBodyWithin } from "../http/body";
+import { operation } from "../openapi/metadata";
 import { hashSecret, hashesEqual } from "./secrets";
 import { signingKeys } from "./signing";
 import { signToken } from "./tokens";
@@ -18,7 +20,36 @@ export const SCOPES = ["read", "write"] as const;
 /** Form bodies of the token endpoint are small; anything bigger is not a token request. */
 const MAX_FORM_BYTES = 16 * 1024;
 
-type OAuthErrorCode = "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
+/** The RFC 6749 §5.2 error codes this endpoint answers with. */
+export const OAUTH_ERRORS = ["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"] as const;
+type OAuthErrorCode = (typeof OAUTH_ERRORS)[number];
+
+/** The token request (RFC 6749 §4.4.2); the client authenticates with Basic or the two client fields (§2.3.1). */
+export const tokenRequest = z.object({
+  grant_type: z.literal("client_credentials"),
+  client_id: z.string().optional(),
+  client_secret: z.string().optional(),
+  scope: z
+    .string()
+    .optional()
+    .meta({
+      description: `Space-separated subset of the client's scopes (${SCOPES.join(", ")}); all of them when absent`,
+    }),
+});
+
+/** A successful token response (RFC 6749 §5.1). */
+export const tokenJson = z.object({
+  access_token: z.string(),
+  token_type: z.literal("Bearer"),
+  expires_in: z.number().int().meta({ description: "Seconds until the token expires" }),
+  scope: z.string(),
+});
+
+/** An OAuth error response (RFC 6749 §5.2). */
+export const oauthErrorJson = z.object({
+  error: z.enum(OAUTH_ERRORS),
+  error_description: z.string(),
+});
 
 /** RFC 6749 §5.2 error response; never cached (§5.1). */
 export function oauthError(code: OAuthErrorCode, description: string): Response {
@@ -29,7 +60,8 @@ export function oauthError(code: OAuthErrorCode, description: string): Response 
   };
   // §5.2: invalid_client answers 401 with a challenge for the scheme the client can use.
   if (code === "invalid_client") headers["WWW-Authenticate"] = 'Basic realm="api", charset="UTF-8"';
-  return new Response(JSON.stringify({ error: code, error_description: description }), {
+  const body: z.output<typeof oauthErrorJson> = { error: code, error_description: description };
+  return new Response(JSON.stringify(body), {
     status: code === "invalid_client" ? 401 : 400,
     headers,
   });
@@ -77,75 +109,109 @@ function field(form: URLSearchParams | FormData, name: string): string | null | 
 // Hashed when a client id is unknown, so the response time does not reveal which ids exist.
 const UNKNOWN_CLIENT_HASH = "0".repeat(64);
 
-export const tokenRoutes = new Hono<AppEnv>().post("/", async (c) => {
-  let form: URLSearchParams | FormData | null;
-  try {
-    form = await readForm(c.req.raw);
-  } catch {
-    return oauthError("invalid_request", "The request body could not be read as a form.");
-  }
-  if (!form) {
-    return oauthError(
-      "invalid_request",
-      "Send the parameters as application/x-www-form-urlencoded or multipart/form-data.",
-    );
-  }
-  const fields = Object.fromEntries(
-    (["grant_type", "client_id", "client_secret", "scope"] as const).map((name) => [name, field(form, name)]),
-  ) as Record<"grant_type" | "client_id" | "client_secret" | "scope", string | null | undefined>;
-  for (const [name, value] of Object.entries(fields)) {
-    if (value === undefined) return oauthError("invalid_request", `The ${name} parameter must be sent once, as text.`);
-  }
-
-  const basic = parseBasicAuthorization(c.req.header("Authorization"));
-  if (basic.kind === "malformed")
-    return oauthError("invalid_request", "The Authorization header is not valid Basic credentials.");
-  if (basic.kind === "credentials" && fields.client_secret !== null) {
-    return oauthError("invalid_request", "Authenticate with the Authorization header or with client_secret, not both.");
-  }
-  if (basic.kind === "credentials" && fields.client_id !== null && fields.client_id !== basic.clientId) {
-    return oauthError("invalid_request", "The client_id parameter does not match the Authorization header.");
-  }
-  if (fields.grant_type === null) return oauthError("invalid_request", "The grant_type parameter is required.");
-  if (fields.grant_type !== "client_credentials") {
-    return oauthError("unsupported_grant_type", "Only the client_credentials grant is supported.");
-  }
-
-  const clientId = basic.kind === "credentials" ? basic.clientId : fields.client_id;
-  const clientSecret = basic.kind === "credentials" ? basic.clientSecret : fields.client_secret;
-  if (!clientId || !clientSecret) {
-    return oauthError(
-      "invalid_client",
-      "Client authentication is required (HTTP Basic or client_id and client_secret).",
-    );
-  }
-  const client = await database(c.env.DB)
-    .select()
-    .from(clients)
-    .where(and(eq(clients.id, clientId), isNull(clients.revoked_at)))
-    .get();
-  const presented = await hashSecret(clientSecret);
-  if (!hashesEqual(presented, client?.secret_hash ?? UNKNOWN_CLIENT_HASH) || !client) {
-    return oauthError("invalid_client", "Client authentication failed.");
-  }
-
-  const allowed = client.scope.split(" ");
-  const requested = fields.scope ? fields.scope.split(" ").filter(Boolean) : allowed;
-  const denied = requested.filter((s) => !allowed.includes(s));
-  if (denied.length > 0 || requested.length === 0) {
-    return oauthError("invalid_scope", `The client may not request: ${denied.join(" ") || "(empty scope)"}.`);
-  }
-  // Canonical order, so "write read" and "read write" yield the same scope string.
-  const scope = SCOPES.filter((s) => requested.includes(s)).join(" ");
-
-  const ttl = c.var.config.tokenTtlSeconds;
-  const iat = Math.floor(clock.now() / 1000);
-  const keys = await signingKeys(c.env);
-  const accessToken = await signToken(
-    { sub: client.id, acc: client.account_id, scope, ver: client.secret_version, iat, exp: iat + ttl },
-    keys.current,
-  );
-  c.header("Cache-Control", "no-store");
-  c.header("Pragma", "no-cache");
-  return c.json({ access_token: accessToken, token_type: "Bearer", expires_in: ttl, scope });
+/** The endpoint, for the API reference (src/openapi). */
+const issueToken = operation({
+  summary: "Get an access token",
+  description:
+    "The OAuth 2.0 client credentials grant (RFC 6749 §4.4). The client authenticates with HTTP Basic " +
+    "(client id and secret) or with the `client_id` and `client_secret` fields. Send the token as " +
+    "`Authorization: Bearer <token>`; it expires after `expires_in` seconds.",
+  operationId: "createToken",
+  tags: ["authentication"],
+  body: { schema: tokenRequest, mediaTypes: ["application/x-www-form-urlencoded", "multipart/form-data"] },
+  responses: {
+    200: { schema: tokenJson, headers: { "Cache-Control": { description: "`no-store`" } } },
+    400: { description: "`invalid_request`, `unsupported_grant_type` or `invalid_scope`", schema: oauthErrorJson },
+    401: {
+      description: "`invalid_client`: unknown or revoked client, or wrong secret",
+      schema: oauthErrorJson,
+      headers: { "WWW-Authenticate": { description: '`Basic realm="api", charset="UTF-8"`' } },
+    },
+  },
 });
+
+export const tokenRoutes = new Hono<AppEnv>().post(
+  "/",
+  ...issueToken(async (c) => {
+    let form: URLSearchParams | FormData | null;
+    try {
+      form = await readForm(c.req.raw);
+    } catch {
+      return oauthError("invalid_request", "The request body could not be read as a form.");
+    }
+    if (!form) {
+      return oauthError(
+        "invalid_request",
+        "Send the parameters as application/x-www-form-urlencoded or multipart/form-data.",
+      );
+    }
+    const fields = Object.fromEntries(
+      (["grant_type", "client_id", "client_secret", "scope"] as const).map((name) => [name, field(form, name)]),
+    ) as Record<"grant_type" | "client_id" | "client_secret" | "scope", string | null | undefined>;
+    for (const [name, value] of Object.entries(fields)) {
+      if (value === undefined)
+        return oauthError("invalid_request", `The ${name} parameter must be sent once, as text.`);
+    }
+
+    const basic = parseBasicAuthorization(c.req.header("Authorization"));
+    if (basic.kind === "malformed")
+      return oauthError("invalid_request", "The Authorization header is not valid Basic credentials.");
+    if (basic.kind === "credentials" && fields.client_secret !== null) {
+      return oauthError(
+        "invalid_request",
+        "Authenticate with the Authorization header or with client_secret, not both.",
+      );
+    }
+    if (basic.kind === "credentials" && fields.client_id !== null && fields.client_id !== basic.clientId) {
+      return oauthError("invalid_request", "The client_id parameter does not match the Authorization header.");
+    }
+    if (fields.grant_type === null) return oauthError("invalid_request", "The grant_type parameter is required.");
+    if (fields.grant_type !== "client_credentials") {
+      return oauthError("unsupported_grant_type", "Only the client_credentials grant is supported.");
+    }
+
+    const clientId = basic.kind === "credentials" ? basic.clientId : fields.client_id;
+    const clientSecret = basic.kind === "credentials" ? basic.clientSecret : fields.client_secret;
+    if (!clientId || !clientSecret) {
+      return oauthError(
+        "invalid_client",
+        "Client authentication is required (HTTP Basic or client_id and client_secret).",
+      );
+    }
+    const client = await database(c.env.DB)
+      .select()
+      .from(clients)
+      .where(and(eq(clients.id, clientId), isNull(clients.revoked_at)))
+      .get();
+    const presented = await hashSecret(clientSecret);
+    if (!hashesEqual(presented, client?.secret_hash ?? UNKNOWN_CLIENT_HASH) || !client) {
+      return oauthError("invalid_client", "Client authentication failed.");
+    }
+
+    const allowed = client.scope.split(" ");
+    const requested = fields.scope ? fields.scope.split(" ").filter(Boolean) : allowed;
+    const denied = requested.filter((s) => !allowed.includes(s));
+    if (denied.length > 0 || requested.length === 0) {
+      return oauthError("invalid_scope", `The client may not request: ${denied.join(" ") || "(empty scope)"}.`);
+    }
+    // Canonical order, so "write read" and "read write" yield the same scope string.
+    const scope = SCOPES.filter((s) => requested.includes(s)).join(" ");
+
+    const ttl = c.var.config.tokenTtlSeconds;
+    const iat = Math.floor(clock.now() / 1000);
+    const keys = await signingKeys(c.env);
+    const accessToken = await signToken(
+      { sub: client.id, acc: client.account_id, scope, ver: client.secret_version, iat, exp: iat + ttl },
+      keys.current,
+    );
+    c.header("Cache-Control", "no-store");
+    c.header("Pragma", "no-cache");
+    const body: z.output<typeof tokenJson> = {
+      access_token: accessToken,
+      token_type: "Bearer",
+      expires_in: ttl,
+      scope,
+    };
+    return c.json(body);
+  }),
+);

@@ -4,51 +4,99 @@
  * go through the media module: stored before the row that names them, removed
  * when replaced or when the category is deleted.
  */
-import { paginate, pageQuery } from "../http/pagination";
+import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
+import { operation } from "../openapi/metadata";
 import { resourceApp } from "../resource";
 import { categoryToJson } from "./json";
-import { categoryCreate, categoryUpdate } from "./schemas";
+import { categoryCreate, categoryJson, categoryUpdate } from "./schemas";
 import { categoryRows, deleteCategory, getCategory, pageCategories, writableCategory } from "./store";
 
+/** What each route does, for the API reference (src/openapi). */
+const operations = {
+  list: operation({
+    summary: "List all categories",
+    description: "Every account's categories, with the built-in category 1, in creation order.",
+    operationId: "listCategories",
+    responses: { 200: pageOf(categoryJson) },
+  }),
+  create: operation({
+    summary: "Create a category",
+    description: "`name` and `image_file` (the icon, base64) are required. Every client can read and use it.",
+    operationId: "createCategory",
+    responses: { 201: categoryJson },
+  }),
+  get: operation({ summary: "Get a category", operationId: "getCategory", responses: { 200: categoryJson } }),
+  update: operation({
+    summary: "Change a category",
+    description: "Only its owner may; the built-in category 1 is read-only. A new `image_file` replaces the icon.",
+    operationId: "updateCategory",
+    responses: { 200: categoryJson },
+  }),
+  delete: operation({
+    summary: "Delete a category",
+    description: "Only its owner may; the built-in category 1 cannot be deleted, nor one a pinpoint still uses (409).",
+    operationId: "deleteCategory",
+    responses: { 204: { description: "Deleted" } },
+    errors: [409],
+  }),
+};
+
 export const categoryRoutes = resourceApp()
-  .get("/", validate("query", pageQuery), async (c) => {
-    const mediaUrl = mediaUrls(c);
-    return c.json(
-      await paginate(c, {
-        collection: "categories",
-        query: c.req.valid("query"),
-        fetch: (bound, take) => pageCategories(c.env.DB, bound, take),
-        toJson: (row) => categoryToJson(row, mediaUrl),
-      }),
-    );
-  })
-  .post("/", validate("json", categoryCreate), async (c) => {
-    const { image_file, ...fields } = c.req.valid("json");
-    const row = await writeWithMedia(c, { file: image_file, pointer: "/image_file", previousKey: null }, (key) =>
-      categoryRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, image_key: key }),
-    );
-    return created(c, `/v3.0/categories/${row.id}`, categoryToJson(row, mediaUrls(c)));
-  })
-  .get(`/${ID}`, async (c) => c.json(categoryToJson(await getCategory(c.env.DB, pathId(c, "category")), mediaUrls(c))))
-  .put(`/${ID}`, validate("json", categoryUpdate), async (c) => {
-    const { accountId } = c.var.principal;
-    const { image_file, ...fields } = c.req.valid("json");
-    // Checked before anything is uploaded: a refused write stores nothing.
-    const current = await writableCategory(c.env.DB, accountId, pathId(c, "category"));
-    const row = await writeWithMedia(
-      c,
-      { file: image_file, pointer: "/image_file", previousKey: current.image_key },
-      (key) => categoryRows.update(c.env.DB, accountId, current.id, key ? { ...fields, image_key: key } : fields),
-    );
-    return c.json(categoryToJson(row, mediaUrls(c)));
-  })
-  .delete(`/${ID}`, async (c) => {
-    const row = await deleteCategory(c.env.DB, c.var.principal.accountId, pathId(c, "category"));
-    deleteMediaLater(c, [row.image_key]);
-    return c.body(null, 204);
-  });
+  .get(
+    "/",
+    ...operations.list(validate("query", pageQuery), async (c) => {
+      const mediaUrl = mediaUrls(c);
+      return c.json(
+        await paginate(c, {
+          collection: "categories",
+          query: c.req.valid("query"),
+          fetch: (bound, take) => pageCategories(c.env.DB, bound, take),
+          toJson: (row) => categoryToJson(row, mediaUrl),
+        }),
+      );
+    }),
+  )
+  .post(
+    "/",
+    ...operations.create(validate("json", categoryCreate), async (c) => {
+      const { image_file, ...fields } = c.req.valid("json");
+      const row = await writeWithMedia(c, { file: image_file, pointer: "/image_file", previousKey: null }, (key) =>
+        categoryRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, image_key: key }),
+      );
+      return created(c, `/v3.0/categories/${row.id}`, categoryToJson(row, mediaUrls(c)));
+    }),
+  )
+  .get(
+    `/${ID}`,
+    ...operations.get(async (c) =>
+      c.json(categoryToJson(await getCategory(c.env.DB, pathId(c, "category")), mediaUrls(c))),
+    ),
+  )
+  .put(
+    `/${ID}`,
+    ...operations.update(validate("json", categoryUpdate), async (c) => {
+      const { accountId } = c.var.principal;
+      const { image_file, ...fields } = c.req.valid("json");
+      // Checked before anything is uploaded: a refused write stores nothing.
+      const current = await writableCategory(c.env.DB, accountId, pathId(c, "category"));
+      const row = await writeWithMedia(
+        c,
+        { file: image_file, pointer: "/image_file", previousKey: current.image_key },
+        (key) => categoryRows.update(c.env.DB, accountId, current.id, key ? { ...fields, image_key: key } : fields),
+      );
+      return c.json(categoryToJson(row, mediaUrls(c)));
+    }),
+  )
+  .delete(
+    `/${ID}`,
+    ...operations.delete(async (c) => {
+      const row = await deleteCategory(c.env.DB, c.var.principal.accountId, pathId(c, "category"));
+      deleteMediaLater(c, [row.image_key]);
+      return c.body(null, 204);
+    }),
+  );

@@ -4,66 +4,115 @@
  * cleared or when the event is deleted.
  */
 import { idParam } from "../fields/schemas";
-import { paginate, pageQuery } from "../http/pagination";
+import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
+import { operation } from "../openapi/metadata";
 import { resourceApp } from "../resource";
 import { eventToJson } from "./json";
-import { eventCreate, eventUpdate } from "./schemas";
+import { eventCreate, eventJson, eventUpdate } from "./schemas";
 import { assertEventPinpoint, eventForUpdate, eventRows, pagePinpointEvents } from "./store";
 
-const eventQuery = pageQuery.extend({ pinpoint: idParam });
+const eventQuery = pageQuery.extend({
+  pinpoint: idParam.meta({ description: "Only the events at this pinpoint of yours" }),
+});
+
+/** What each route does, for the API reference (src/openapi). */
+const operations = {
+  list: operation({
+    summary: "List your events",
+    description: "In creation order. With `pinpoint`, the events at that pinpoint (403 if it is another account's).",
+    operationId: "listEvents",
+    responses: { 200: pageOf(eventJson) },
+  }),
+  create: operation({
+    summary: "Create an event",
+    description:
+      "`name`, `pinpoint` (one of yours) and `dates` (at least one `{start, end}`) are required. Dates are ISO 8601 " +
+      "instants with an offset; answers give them in UTC with milliseconds.",
+    operationId: "createEvent",
+    responses: { 201: eventJson },
+  }),
+  get: operation({ summary: "Get an event", operationId: "getEvent", responses: { 200: eventJson } }),
+  update: operation({
+    summary: "Change an event",
+    description:
+      "Changes only the fields sent; a new `dates` array replaces the old one; `null` clears an optional field.",
+    operationId: "updateEvent",
+    responses: { 200: eventJson },
+  }),
+  delete: operation({
+    summary: "Delete an event",
+    operationId: "deleteEvent",
+    responses: { 204: { description: "Deleted" } },
+  }),
+};
 
 export const eventRoutes = resourceApp()
-  .get("/", validate("query", eventQuery), async (c) => {
-    const query = c.req.valid("query");
-    const { accountId } = c.var.principal;
-    const { pinpoint } = query;
-    const mediaUrl = mediaUrls(c);
-    return c.json(
-      await paginate(c, {
-        collection: "events",
-        query,
-        filters: pinpoint === undefined ? {} : { pinpoint },
-        fetch: (bound, take) =>
-          pinpoint === undefined
-            ? eventRows.page(c.env.DB, accountId, bound, take)
-            : pagePinpointEvents(c.env.DB, accountId, pinpoint, bound, take),
-        toJson: (row) => eventToJson(row, mediaUrl),
-      }),
-    );
-  })
-  .post("/", validate("json", eventCreate), async (c) => {
-    const { accountId } = c.var.principal;
-    const { media_file, ...fields } = c.req.valid("json");
-    // Checked before anything is uploaded: a refused write stores nothing.
-    await assertEventPinpoint(c.env.DB, accountId, fields.pinpoint);
-    const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey: null }, (key) =>
-      eventRows.insert(c.env.DB, accountId, { ...fields, media_key: key }),
-    );
-    return created(c, `/v3.0/events/${row.id}`, eventToJson(row, mediaUrls(c)));
-  })
-  .get(`/${ID}`, async (c) => {
-    const row = await eventRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
-    return c.json(eventToJson(row, mediaUrls(c)));
-  })
-  .put(`/${ID}`, validate("json", eventUpdate), async (c) => {
-    const { accountId } = c.var.principal;
-    const { media_file, ...fields } = c.req.valid("json");
-    const current = await eventForUpdate(c.env.DB, accountId, pathId(c, "event"), fields.pinpoint);
-    const row = await writeWithMedia(
-      c,
-      { file: media_file, pointer: "/media_file", previousKey: current.media_key },
-      (key) =>
-        eventRows.update(c.env.DB, accountId, current.id, key === undefined ? fields : { ...fields, media_key: key }),
-    );
-    return c.json(eventToJson(row, mediaUrls(c)));
-  })
-  .delete(`/${ID}`, async (c) => {
-    const row = await eventRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
-    deleteMediaLater(c, [row.media_key]);
-    return c.body(null, 204);
-  });
+  .get(
+    "/",
+    ...operations.list(validate("query", eventQuery), async (c) => {
+      const query = c.req.valid("query");
+      const { accountId } = c.var.principal;
+      const { pinpoint } = query;
+      const mediaUrl = mediaUrls(c);
+      return c.json(
+        await paginate(c, {
+          collection: "events",
+          query,
+          filters: pinpoint === undefined ? {} : { pinpoint },
+          fetch: (bound, take) =>
+            pinpoint === undefined
+              ? eventRows.page(c.env.DB, accountId, bound, take)
+              : pagePinpointEvents(c.env.DB, accountId, pinpoint, bound, take),
+          toJson: (row) => eventToJson(row, mediaUrl),
+        }),
+      );
+    }),
+  )
+  .post(
+    "/",
+    ...operations.create(validate("json", eventCreate), async (c) => {
+      const { accountId } = c.var.principal;
+      const { media_file, ...fields } = c.req.valid("json");
+      // Checked before anything is uploaded: a refused write stores nothing.
+      await assertEventPinpoint(c.env.DB, accountId, fields.pinpoint);
+      const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey: null }, (key) =>
+        eventRows.insert(c.env.DB, accountId, { ...fields, media_key: key }),
+      );
+      return created(c, `/v3.0/events/${row.id}`, eventToJson(row, mediaUrls(c)));
+    }),
+  )
+  .get(
+    `/${ID}`,
+    ...operations.get(async (c) => {
+      const row = await eventRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
+      return c.json(eventToJson(row, mediaUrls(c)));
+    }),
+  )
+  .put(
+    `/${ID}`,
+    ...operations.update(validate("json", eventUpdate), async (c) => {
+      const { accountId } = c.var.principal;
+      const { media_file, ...fields } = c.req.valid("json");
+      const current = await eventForUpdate(c.env.DB, accountId, pathId(c, "event"), fields.pinpoint);
+      const row = await writeWithMedia(
+        c,
+        { file: media_file, pointer: "/media_file", previousKey: current.media_key },
+        (key) =>
+          eventRows.update(c.env.DB, accountId, current.id, key === undefined ? fields : { ...fields, media_key: key }),
+      );
+      return c.json(eventToJson(row, mediaUrls(c)));
+    }),
+  )
+  .delete(
+    `/${ID}`,
+    ...operations.delete(async (c) => {
+      const row = await eventRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
+      deleteMediaLater(c, [row.media_key]);
+      return c.body(null, 204);
+    }),
+  );

@@ -30,8 +30,10 @@ export const limitParam = z
 
 /** Query parameters every collection accepts; unknown ones are ignored. */
 export const pageQuery = z.object({
-  limit: limitParam,
-  cursor: z.string().max(512).optional(),
+  limit: limitParam.meta({
+    description: `Items per page: ${DEFAULT_LIMIT} when absent or 0; larger than ${MAX_LIMIT} means ${MAX_LIMIT}`,
+  }),
+  cursor: z.string().max(512).optional().meta({ description: "Opaque; comes with a page's next and previous URLs" }),
 });
 
 export type PageQuery = z.output<typeof pageQuery>;
@@ -115,6 +117,14 @@ export type PageOptions<Row extends { id: number }, Item> = {
 };
 
 export type Page<Item> = { results: Item[]; next: string | null; previous: string | null };
+
+/** The schema of a `Page<Item>` of `item`, for the API reference. */
+export const pageOf = <Item extends z.ZodType>(item: Item) =>
+  z.object({
+    results: z.array(item),
+    next: z.url().nullable().meta({ description: "The next page, or null on the last page" }),
+    previous: z.url().nullable().meta({ description: "The previous page, or null on the first page" }),
+  });
 
 /** Reads one page and builds its envelope with absolute next/previous URLs. */
 export async function paginate<Row extends { id: number }, Item>(

@@ -6,6 +6,7 @@
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import * as z from "zod";
+import { markValidation } from "../openapi/metadata";
 import { ApiError, type FieldError } from "./problem";
 
 // A missing field reads better as "is required" than as "expected string, received undefined".
@@ -35,12 +36,16 @@ export function validationError(target: keyof ValidationTargets, issues: readonl
   return new ApiError("validation_failed", summary, { errors });
 }
 
+/** zValidator with our 400 hook, marked with its target and schema for the OpenAPI document. */
 export const validate = <Target extends keyof ValidationTargets, Schema extends z.ZodType>(
   target: Target,
   schema: Schema,
 ) =>
-  zValidator(target, schema, (result, c) => {
-    // The parsed value is all we need; let the raw text (maybe megabytes of base64) go.
-    if (target === "json") delete c.req.bodyCache.text;
-    if (!result.success) throw validationError(target, result.error.issues);
-  });
+  markValidation(
+    zValidator(target, schema, (result, c) => {
+      // The parsed value is all we need; let the raw text (maybe megabytes of base64) go.
+      if (target === "json") delete c.req.bodyCache.text;
+      if (!result.success) throw validationError(target, result.error.issues);
+    }),
+    { target, schema },
+  );

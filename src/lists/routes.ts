@@ -1,15 +1,25 @@
 /** /v3.0/lists and their membership: HTTP in, typed store call out. */
+import * as z from "zod";
 import { ownedRows } from "../db/owned";
 import { lists } from "../db/schema";
-import { paginate, pageQuery } from "../http/pagination";
+import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { ApiError } from "../http/problem";
 import { created } from "../http/responses";
 import { validate } from "../http/validation";
+import { operation } from "../openapi/metadata";
 import { resourceApp } from "../resource";
 import { listToJson } from "./json";
 import { addToList, removeFromList } from "./membership";
-import { listCreate, listUpdate, MAX_BATCH_ITEMS, membershipBody } from "./schemas";
+import {
+  batchResultJson,
+  listCreate,
+  listJson,
+  listUpdate,
+  MAX_BATCH_ITEMS,
+  membershipBody,
+  membershipItem,
+} from "./schemas";
 
 const listRows = ownedRows(lists, { what: "list" });
 
@@ -26,43 +36,116 @@ function checkBatchSize(items: readonly unknown[]): readonly unknown[] {
   return items;
 }
 
+/** A membership body as documented: the validator takes any array, so that each item gets its own verdict. */
+const membershipDoc = { schema: z.array(membershipItem).max(MAX_BATCH_ITEMS) };
+
+/** What each route does, for the API reference (src/openapi). */
+const operations = {
+  list: operation({ summary: "List your lists", operationId: "listLists", responses: { 200: pageOf(listJson) } }),
+  create: operation({
+    summary: "Create a list",
+    description: "`name` is required; `description` is HTML, stored sanitized.",
+    operationId: "createList",
+    responses: { 201: listJson },
+  }),
+  get: operation({ summary: "Get a list", operationId: "getList", responses: { 200: listJson } }),
+  update: operation({
+    summary: "Change a list",
+    description: "Changes only the fields sent; `null` clears the description.",
+    operationId: "updateList",
+    responses: { 200: listJson },
+  }),
+  delete: operation({
+    summary: "Delete a list",
+    description: "The pinpoints in it are not deleted.",
+    operationId: "deleteList",
+    responses: { 204: { description: "Deleted" } },
+  }),
+  add: operation({
+    summary: "Add pinpoints to a list",
+    description:
+      `An array of \`{"id": <pinpoint id>}\`, at most ${MAX_BATCH_ITEMS} items (413 beyond), applied in one ` +
+      "transaction. Valid items are added even when others fail; `errors` names each item that was not " +
+      "(`invalid`, `not_found`, `forbidden`). Adding a member twice is not an error.",
+    operationId: "addListPinpoints",
+    body: membershipDoc,
+    responses: { 200: batchResultJson },
+  }),
+  remove: operation({
+    summary: "Remove pinpoints from a list",
+    description:
+      "The same body and answer as adding; a pinpoint that is not in the list is reported as `not_member`. " +
+      "With `Prefer: return=minimal` the answer is 204 without a body.",
+    operationId: "removeListPinpoints",
+    body: membershipDoc,
+    responses: {
+      200: batchResultJson,
+      204: {
+        description: "Removed (`Prefer: return=minimal`)",
+        headers: { "Preference-Applied": { description: "`return=minimal`" } },
+      },
+    },
+  }),
+};
+
 export const listRoutes = resourceApp()
-  .get("/", validate("query", pageQuery), async (c) =>
-    c.json(
-      await paginate(c, {
-        collection: "lists",
-        query: c.req.valid("query"),
-        fetch: (bound, take) => listRows.page(c.env.DB, c.var.principal.accountId, bound, take),
-        toJson: listToJson,
-      }),
+  .get(
+    "/",
+    ...operations.list(validate("query", pageQuery), async (c) =>
+      c.json(
+        await paginate(c, {
+          collection: "lists",
+          query: c.req.valid("query"),
+          fetch: (bound, take) => listRows.page(c.env.DB, c.var.principal.accountId, bound, take),
+          toJson: listToJson,
+        }),
+      ),
     ),
   )
-  .post("/", validate("json", listCreate), async (c) => {
-    const row = await listRows.insert(c.env.DB, c.var.principal.accountId, c.req.valid("json"));
-    return created(c, `/v3.0/lists/${row.id}`, listToJson(row));
-  })
-  .get(`/${ID}`, async (c) =>
-    c.json(listToJson(await listRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "list")))),
+  .post(
+    "/",
+    ...operations.create(validate("json", listCreate), async (c) => {
+      const row = await listRows.insert(c.env.DB, c.var.principal.accountId, c.req.valid("json"));
+      return created(c, `/v3.0/lists/${row.id}`, listToJson(row));
+    }),
   )
-  .put(`/${ID}`, validate("json", listUpdate), async (c) => {
-    const row = await listRows.update(c.env.DB, c.var.principal.accountId, pathId(c, "list"), c.req.valid("json"));
-    return c.json(listToJson(row));
-  })
-  .delete(`/${ID}`, async (c) => {
-    await listRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "list"));
-    return c.body(null, 204);
-  })
-  .post(`/${ID}/pinpoints`, membershipItems, async (c) => {
-    const items = checkBatchSize(c.req.valid("json"));
-    return c.json(await addToList(c.env.DB, c.var.principal.accountId, pathId(c, "list"), items));
-  })
-  .delete(`/${ID}/pinpoints`, membershipItems, async (c) => {
-    const items = checkBatchSize(c.req.valid("json"));
-    const result = await removeFromList(c.env.DB, c.var.principal.accountId, pathId(c, "list"), items);
-    // RFC 7240: a client that asks for a minimal response gets the documented 204.
-    if (/\breturn=minimal\b/i.test(c.req.header("Prefer") ?? "")) {
-      c.header("Preference-Applied", "return=minimal");
+  .get(
+    `/${ID}`,
+    ...operations.get(async (c) =>
+      c.json(listToJson(await listRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "list")))),
+    ),
+  )
+  .put(
+    `/${ID}`,
+    ...operations.update(validate("json", listUpdate), async (c) => {
+      const row = await listRows.update(c.env.DB, c.var.principal.accountId, pathId(c, "list"), c.req.valid("json"));
+      return c.json(listToJson(row));
+    }),
+  )
+  .delete(
+    `/${ID}`,
+    ...operations.delete(async (c) => {
+      await listRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "list"));
       return c.body(null, 204);
-    }
-    return c.json(result);
-  });
+    }),
+  )
+  .post(
+    `/${ID}/pinpoints`,
+    ...operations.add(membershipItems, async (c) => {
+      const items = checkBatchSize(c.req.valid("json"));
+      return c.json(await addToList(c.env.DB, c.var.principal.accountId, pathId(c, "list"), items));
+    }),
+  )
+  .delete(
+    `/${ID}/pinpoints`,
+    ...operations.remove(membershipItems, async (c) => {
+      const items = checkBatchSize(c.req.valid("json"));
+      const result = await removeFromList(c.env.DB, c.var.principal.accountId, pathId(c, "list"), items);
+      // RFC 7240: a client that asks for a minimal response gets the documented 204.
+      if (/\breturn=minimal\b/i.test(c.req.header("Prefer") ?? "")) {
+        c.header("Preference-Applied", "return=minimal");
+        return c.body(null, 204);
+      }
+      return c.json(result);
+    }),
+  );

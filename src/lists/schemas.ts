@@ -28,9 +28,13 @@ export const membershipBody = z.array(z.unknown(), "must be an array of objects 
 export const membershipItem = z.object({ id: field.id });
 
 /** Why one item of a batch was not applied. */
-export type BatchItemError = {
-  index: number;
-  id: unknown;
-  error: "invalid" | "not_found" | "forbidden" | "not_member";
-};
-export type BatchResult = { total: number; errors: BatchItemError[] };
+const batchItemError = z.object({
+  index: z.number().int().meta({ description: "The item's position in the request body, from 0" }),
+  id: z.unknown().meta({ description: "The item's id as sent" }),
+  error: z.enum(["invalid", "not_found", "forbidden", "not_member"]),
+});
+export type BatchItemError = z.output<typeof batchItemError>;
+
+/** The answer to a membership batch: how many items were sent, and those not applied. */
+export const batchResultJson = z.object({ total: z.number().int(), errors: z.array(batchItemError) });
+export type BatchResult = z.output<typeof batchResultJson>;

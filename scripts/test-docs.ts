@@ -1,0 +1,189 @@
+/**
+ * The API reference against the running service (`npm run test:docs`, part
+ * of `npm test`): starts `wrangler dev` on a free port with a fresh local
+ * database and a registered client, then checks that
+ * - /v3.0/openapi.json is served without a token and is a valid OpenAPI 3.1
+ *   document (@seriousme/openapi-schema-validator, the official JSON schemas);
+ * - /docs works in a real browser (Debian's Chromium, driven by
+ *   playwright-core): it lists every operation, a developer gets a token with
+ *   the client credentials flow in the Authorize dialog and "try it" calls
+ *   succeed, and the page loads nothing from outside this machine.
+ * Screenshots go to $DOCS_SCREENSHOTS (default: the system temp folder).
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { createClient } from "./lib/registry.ts";
+import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+/** Flags for Chromium on a machine with no network beyond loopback: nothing phones home. */
+const CHROMIUM_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const SCREENSHOTS = process.env.DOCS_SCREENSHOTS ?? tmpdir();
+const STARTUP_MS = 90_000;
+
+type Document = { servers: { url: string }[]; paths: Record<string, Record<string, { operationId: string }>> };
+
+const scratch = mkdtempSync(join(tmpdir(), "poi-docs-test-"));
+const target: Target = { remote: false, persistTo: join(scratch, "state") };
+let server: ChildProcess | undefined;
+let serverOutput = "";
+let base = "";
+let client: { client_id: string; client_secret: string };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `wrangler dev` in its own process group, so stopping it stops workerd too. */
+async function startServer(): Promise<void> {
+  const port = await freePort();
+  const wrangler = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+  const args = [wrangler, "dev", ...targetFlags(target), "--ip", "127.0.0.1", "--port", String(port)];
+  args.push("--var", `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`);
+  server = spawn(process.execPath, args, {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+  });
+  server.stdout!.on("data", (chunk: Buffer) => (serverOutput += chunk));
+  server.stderr!.on("data", (chunk: Buffer) => (serverOutput += chunk));
+  base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + STARTUP_MS;
+  while (Date.now() < deadline) {
+    if (server.exitCode !== null) break;
+    try {
+      if ((await fetch(`${base}/v3.0/openapi.json`)).ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  throw new Error(`wrangler dev did not start:\n${serverOutput}`);
+}
+
+function stopServer(): Promise<void> {
+  const child = server;
+  if (!child?.pid || child.exitCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const kill = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 10_000);
+    child.once("exit", () => {
+      clearTimeout(kill);
+      resolve();
+    });
+    process.kill(-child.pid!, "SIGTERM");
+  });
+}
+
+before(async () => {
+  // No standard input: wrangler applies the migrations without asking.
+  const status = runWrangler(
+    ["d1", "migrations", "apply", "DB", ...targetFlags(target)],
+    ["ignore", "ignore", "inherit"],
+  );
+  assert.equal(status, 0, "wrangler d1 migrations apply failed");
+  client = await createClient(d1Execute(target), { account: "docs test", name: "browser", scope: "read write" });
+  await startServer();
+});
+
+after(async () => {
+  await stopServer();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+test("GET /v3.0/openapi.json needs no token and is a valid OpenAPI 3.1 document", async () => {
+  const response = await fetch(`${base}/v3.0/openapi.json`);
+  assert.equal(response.status, 200);
+  const document = (await response.json()) as Document & { openapi: string };
+  assert.match(document.openapi, /^3\.1\./);
+  assert.deepEqual(document.servers, [{ url: base }]);
+  const result = await new Validator().validate(document);
+  assert.ok(result.valid, `not a valid OpenAPI 3.1 document:\n${JSON.stringify(result.errors, null, 2)}`);
+});
+
+async function authorize(page: Page): Promise<void> {
+  await page.locator(".auth-wrapper button.authorize").click();
+  const oauth = page.locator(".auth-container", { hasText: "clientCredentials" });
+  await oauth.locator("#client_id_clientCredentials").fill(client.client_id);
+  await oauth.locator("#client_secret_clientCredentials").fill(client.client_secret);
+  await oauth.getByText("select all").click();
+  await oauth.getByRole("button", { name: "Apply given OAuth2 credentials" }).click();
+  await oauth.locator("button", { hasText: "Logout" }).waitFor();
+  await page.screenshot({ path: join(SCREENSHOTS, "docs-authorized.png") });
+  await oauth.locator("button.btn-done").click();
+}
+
+/** Opens an operation, optionally replaces its JSON body, runs it and returns the status shown. */
+async function tryOperation(page: Page, tag: string, operationId: string, body?: unknown): Promise<string> {
+  const block = page.locator(`#operations-${tag}-${operationId}`);
+  await block.locator(".opblock-summary").click();
+  if (body !== undefined) await block.locator("textarea.body-param__text").fill(JSON.stringify(body));
+  await block.locator("button.execute").click();
+  const status = block.locator(".live-responses-table .response .response-col_status").first();
+  await status.waitFor();
+  return (await status.innerText()).trim().split("\n")[0]!;
+}
+
+test("/docs lists every operation, gets a token and tries calls, all offline", async () => {
+  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
+  const document = (await (await fetch(`${base}/v3.0/openapi.json`)).json()) as Document;
+  const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
+
+  const context: BrowserContext = await chromium.launchPersistentContext(join(scratch, "chromium-profile"), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 1280, height: 1000 },
+  });
+  const outside: string[] = [];
+  context.on("request", (request) => {
+    const { hostname, protocol } = new URL(request.url());
+    if (protocol !== "data:" && hostname !== "127.0.0.1") outside.push(request.url());
+  });
+  try {
+    const page = context.pages()[0] ?? (await context.newPage());
+    await page.goto(`${base}/docs`);
+    await page.locator(".opblock").first().waitFor();
+    assert.equal(await page.locator(".opblock").count(), operations.length, "every operation is listed");
+    await page.screenshot({ path: join(SCREENSHOTS, "docs-page.png") });
+
+    await authorize(page);
+    const pinpoint = { name: "Docs test café", latitude: 48.8566, longitude: 2.3522, tags: ["test"] };
+    assert.equal(await tryOperation(page, "pinpoints", "createPinpoint", pinpoint), "201");
+    assert.equal(await tryOperation(page, "pinpoints", "listPinpoints"), "200");
+    const shown = await page
+      .locator("#operations-pinpoints-listPinpoints .live-responses-table .response .response-col_description")
+      .first()
+      .innerText();
+    assert.match(shown, /Docs test café/);
+    await page
+      .locator("#operations-pinpoints-listPinpoints")
+      .screenshot({ path: join(SCREENSHOTS, "docs-try-it.png") });
+    assert.deepEqual(outside, [], "the page loads nothing from outside this machine");
+  } finally {
+    await context.close();
+  }
+});

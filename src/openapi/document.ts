@@ -1,0 +1,440 @@
+/**
+ * The OpenAPI 3.1 document, read off the app's routes (`app.routes`): paths
+ * and path parameters from the Hono patterns, query parameters and bodies
+ * from the zod schemas the validators use, responses from each route's
+ * `operation()` spec, security from the token middleware. Schemas go through
+ * zod's own JSON Schema output (draft 2020-12, the dialect of OpenAPI 3.1), so
+ * the reference cannot drift from what the service validates and returns.
+ */
+import type { RouterRoute } from "hono/types";
+import * as z from "zod";
+import { scopeFor } from "../auth/bearer";
+import { oauthErrorJson, SCOPES, tokenJson, tokenRequest } from "../auth/token-route";
+import { categoryCreate, categoryJson, categoryUpdate } from "../categories/schemas";
+import { eventCreate, eventJson, eventUpdate } from "../events/schemas";
+import { problemCodes, problemType, type ProblemCode } from "../http/problem";
+import { listCreate, listJson, listUpdate } from "../lists/schemas";
+import { mediaFile } from "../media/upload";
+import { pinpointCreate, pinpointJson, pinpointUpdate } from "../pinpoints/schemas";
+import { marksOf, type OperationSpec, type ResponseSpec, type Validation } from "./metadata";
+import { problemJson } from "./schemas";
+
+type JsonSchema = Record<string, unknown>;
+type Operation = Record<string, unknown>;
+
+export type OpenApiDocument = {
+  openapi: string;
+  info: Record<string, unknown>;
+  servers?: { url: string }[];
+  tags: { name: string; description?: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: {
+    schemas: Record<string, JsonSchema>;
+    responses: Record<string, unknown>;
+    securitySchemes: Record<string, unknown>;
+  };
+};
+
+/** Schemas shown under their own name (and referenced) rather than inline. */
+const NAMED: [z.ZodType, string][] = [
+  [pinpointJson, "Pinpoint"],
+  [pinpointCreate, "PinpointCreate"],
+  [pinpointUpdate, "PinpointUpdate"],
+  [listJson, "List"],
+  [listCreate, "ListCreate"],
+  [listUpdate, "ListUpdate"],
+  [categoryJson, "Category"],
+  [categoryCreate, "CategoryCreate"],
+  [categoryUpdate, "CategoryUpdate"],
+  [eventJson, "Event"],
+  [eventCreate, "EventCreate"],
+  [eventUpdate, "EventUpdate"],
+  [mediaFile, "MediaFile"],
+  [problemJson, "Problem"],
+  [tokenRequest, "TokenRequest"],
+  [tokenJson, "Token"],
+  [oauthErrorJson, "OAuthError"],
+];
+
+/** Tags in the order the reference shows them, with their descriptions. */
+const TAGS: Record<string, string> = {
+  authentication: "Access tokens for registered clients (OAuth 2.0 client credentials)",
+  pinpoints: "Places: coordinates, address, description, tags, media",
+  lists: "Named collections of pinpoints",
+  categories: "Shared icons every client can read and use on its pinpoints",
+  events: "What happens at a pinpoint, with one or more dates",
+  media: "Stored media, public so that an `<img>` can load them",
+  reference: "This document",
+};
+
+const SUCCESS_DESCRIPTIONS: Record<number, string> = {
+  200: "OK",
+  201: "Created",
+  204: "No content",
+  206: "Partial content",
+  304: "Not modified",
+};
+
+const COMPONENT_REF = "#/components/schemas/";
+
+/** Converts zod schemas, moving named ones into `components.schemas` and pointing at them. */
+class SchemaWriter {
+  readonly components: Record<string, JsonSchema> = {};
+  private readonly registry = z.registry<{ id: string }>();
+
+  constructor(named: [z.ZodType, string][]) {
+    for (const [schema, id] of named) this.registry.add(schema, { id });
+  }
+
+  convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+    const json = z.toJSONSchema(schema, {
+      target: "draft-2020-12",
+      io,
+      metadata: this.registry,
+      unrepresentable: "any",
+      override: ({ zodSchema, jsonSchema }) => {
+        // Descriptions given with .meta() live in the global registry, not in ours.
+        const description = z.globalRegistry.get(zodSchema)?.description;
+        if (description && jsonSchema.description === undefined) jsonSchema.description = description;
+        // A format says it; zod's equivalent pattern for date-time is unreadable.
+        if (jsonSchema.format && jsonSchema.pattern) delete jsonSchema.pattern;
+        // Response bounds come from column storage types (±2^53, ±2^47), not from the API's rules.
+        if (io === "output") {
+          delete jsonSchema.minimum;
+          delete jsonSchema.maximum;
+        }
+      },
+    }) as JsonSchema;
+    delete json.$schema;
+    const defs = (json.$defs ?? {}) as Record<string, JsonSchema>;
+    delete json.$defs;
+    for (const [id, def] of Object.entries(defs)) {
+      const rewritten = rewriteRefs(def) as JsonSchema;
+      const existing = this.components[id];
+      if (existing && JSON.stringify(existing) !== JSON.stringify(rewritten)) {
+        throw new Error(`OpenAPI: schema ${id} differs between its uses (request and response?)`);
+      }
+      this.components[id] = rewritten;
+    }
+    return rewriteRefs(json) as JsonSchema;
+  }
+}
+
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (value === null || typeof value !== "object") return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, v]) => [
+      key,
+      key === "$ref" && typeof v === "string" && v.startsWith("#/$defs/")
+        ? COMPONENT_REF + v.slice("#/$defs/".length)
+        : rewriteRefs(v),
+    ]),
+  );
+}
+
+type PathParam = { name: string; pattern: string | null };
+
+/** `/v3.0/pinpoints/:id{[0-9]+}` → `/v3.0/pinpoints/{id}` and its parameters. */
+export function openApiPath(honoPath: string): { path: string; params: PathParam[] } {
+  const params: PathParam[] = [];
+  const segments = honoPath.split("/").map((segment) => {
+    const match = /^:(\w+)(?:\{(.+)\})?\??$/.exec(segment);
+    if (!match) return segment;
+    params.push({ name: match[1]!, pattern: match[2] ?? null });
+    return `{${match[1]}}`;
+  });
+  const path = segments.join("/");
+  return { path: path.length > 1 ? path.replace(/\/+$/, "") : path, params };
+}
+
+function pathParamSchema(pattern: string | null): JsonSchema {
+  // The digits-only pattern is how every resource id is routed (http/path.ts ID).
+  if (pattern === "[0-9]+") return { type: "integer", minimum: 1 };
+  return pattern === null || pattern === ".+" ? { type: "string" } : { type: "string", pattern: `^${pattern}$` };
+}
+
+function problemResponses(): Record<string, unknown> {
+  const byStatus = new Map<number, ProblemCode[]>();
+  for (const [code, { status }] of Object.entries(problemCodes) as [ProblemCode, { status: number }][]) {
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, codes]) => [
+      `Problem${status}`,
+      {
+        description: codes.map((code) => `${problemCodes[code].title} (\`${problemType(code)}\`)`).join("; "),
+        ...(status === 401
+          ? {
+              headers: {
+                "WWW-Authenticate": {
+                  description:
+                    'The challenge: `Bearer realm="api"`, with `error="invalid_token"` when a token was sent',
+                  schema: { type: "string" },
+                },
+              },
+            }
+          : {}),
+        content: {
+          "application/problem+json": { schema: { $ref: `${COMPONENT_REF}Problem` }, example: problemExample(codes) },
+        },
+      },
+    ]),
+  );
+}
+
+/** An example body for one status: its first code, or a field error for a 400. */
+function problemExample(codes: ProblemCode[]): Record<string, unknown> {
+  const code = codes.includes("validation_failed") ? "validation_failed" : codes[0]!;
+  const { status, title } = problemCodes[code];
+  return {
+    type: problemType(code),
+    title,
+    status,
+    detail:
+      code === "validation_failed" ? "latitude: must be between -90 and 90" : `${title}: what happened, for people`,
+    instance: "/v3.0/pinpoints/42",
+    ...(code === "validation_failed"
+      ? { errors: [{ pointer: "/latitude", detail: "must be between -90 and 90" }] }
+      : {}),
+  };
+}
+
+/** The security schemes; the token URL is absolute, on the origin the document is served from. */
+export function securitySchemes(origin: string): Record<string, unknown> {
+  return {
+    oauth2: {
+      type: "oauth2",
+      description:
+        "Client credentials grant (RFC 6749 §4.4): send the client id and secret, get a bearer token. " +
+        "GET needs the read scope; POST, PUT and DELETE need write.",
+      flows: {
+        clientCredentials: {
+          tokenUrl: new URL("/v3.0/oauth2/token", origin).toString(),
+          scopes: {
+            read: "Read your pinpoints, lists and events, and all categories",
+            write: "Create, change and delete your content",
+          } satisfies Record<(typeof SCOPES)[number], string>,
+        },
+      },
+    },
+    bearer: {
+      type: "http",
+      scheme: "bearer",
+      description:
+        "An access token from POST /v3.0/oauth2/token, in `Authorization: Bearer <token>`. " +
+        "Clients that cannot set headers may send it as the `access_token` query parameter (RFC 6750 §2.3).",
+    },
+  };
+}
+
+function derivedOperationId(method: string, path: string): string {
+  const words = path
+    .split("/")
+    .filter((s) => s && !/^v\d/.test(s))
+    .map((s) => (s.startsWith("{") ? `By${s.slice(1, 2).toUpperCase()}${s.slice(2, -1)}` : s))
+    .map((s) => s.replace(/[^A-Za-z0-9]/g, ""))
+    .map((s) => s.slice(0, 1).toUpperCase() + s.slice(1));
+  return method.toLowerCase() + words.join("");
+}
+
+function defaultTag(path: string): string {
+  const [first, second] = path.split("/").filter(Boolean);
+  return (first && /^v\d/.test(first) ? second : first) ?? "api";
+}
+
+type RouteGroup = { method: string; honoPath: string; handlers: unknown[] };
+
+/** The document without what depends on the origin it is served from. */
+type BaseDocument = Omit<OpenApiDocument, "servers" | "components"> & {
+  components: Omit<OpenApiDocument["components"], "securitySchemes">;
+};
+
+/** Builds the document, but for its server and token URL, from the app's routes. */
+export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
+  const securedPrefixes: string[] = [];
+  const groups = new Map<string, RouteGroup>();
+  for (const route of routes) {
+    if (route.method === "ALL") {
+      if (marksOf(route.handler).tokenRequired) securedPrefixes.push(route.path.replace(/\/?\*$/, ""));
+      continue;
+    }
+    const key = `${route.method} ${route.path}`;
+    const group = groups.get(key) ?? { method: route.method, honoPath: route.path, handlers: [] };
+    group.handlers.push(route.handler);
+    groups.set(key, group);
+  }
+
+  const writer = new SchemaWriter(NAMED);
+  const operations: { path: string; method: string; operation: Operation }[] = [];
+  for (const { method, honoPath, handlers } of groups.values()) {
+    const marks = handlers.map(marksOf);
+    if (marks.some((m) => m.hidden)) continue;
+    const spec = marks.findLast((m) => m.operation)?.operation;
+    const validations = marks.flatMap((m) => (m.validation ? [m.validation] : []));
+    const secured = securedPrefixes.some((p) => honoPath === p || honoPath.startsWith(`${p}/`));
+    const { path, params } = openApiPath(honoPath);
+    const operation = describeOperation(writer, { method, path, params, validations, secured, spec });
+    operations.push({ path, method: method.toLowerCase(), operation });
+  }
+  const order = Object.keys(TAGS);
+  const rank = (tag: string) => (order.includes(tag) ? order.indexOf(tag) : order.length);
+  const tagOf = (operation: Operation) => (operation.tags as string[])[0]!;
+  // Stable: within a tag, routes keep the order the app declares them in.
+  operations.sort((a, b) => rank(tagOf(a.operation)) - rank(tagOf(b.operation)));
+  const paths: OpenApiDocument["paths"] = {};
+  const usedTags: string[] = [];
+  for (const { path, method, operation } of operations) {
+    for (const tag of operation.tags as string[]) if (!usedTags.includes(tag)) usedTags.push(tag);
+    (paths[path] ??= {})[method] = operation;
+  }
+
+  // The problem responses point at Problem, which no operation converts itself.
+  writer.convert(problemJson, "output");
+
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "POI content API",
+      version: "3.0",
+      description: [
+        "Points of interest (pinpoints), lists, categories and events, with their media.",
+        "",
+        "**Authorize:** register a client (`npm run clients -- create --account NAME`), then use *Authorize* " +
+          "with its client id and secret: the client credentials flow gets a token for you. " +
+          "`read` covers GET, `write` covers POST, PUT and DELETE.",
+        "",
+        "Errors are RFC 9457 problem details (`application/problem+json`); the token endpoint answers " +
+          "with RFC 6749 error bodies instead. Collections are paged with `limit` and opaque cursors in " +
+          "the `next` and `previous` URLs.",
+      ].join("\n"),
+    },
+    tags: usedTags.map((name) => (TAGS[name] ? { name, description: TAGS[name] } : { name })),
+    paths,
+    components: {
+      schemas: writer.components,
+      responses: problemResponses(),
+    },
+  };
+}
+
+type OperationInput = {
+  method: string;
+  path: string;
+  params: PathParam[];
+  validations: Validation[];
+  secured: boolean;
+  spec: OperationSpec | undefined;
+};
+
+function describeOperation(
+  writer: SchemaWriter,
+  { method, path, params, validations, secured, spec }: OperationInput,
+): Operation {
+  const parameters: Record<string, unknown>[] = params.map(({ name, pattern }) => ({
+    name,
+    in: "path",
+    required: true,
+    ...(spec?.pathParams?.[name] ? { description: spec.pathParams[name] } : {}),
+    schema: pathParamSchema(pattern),
+  }));
+  for (const { target, schema } of validations) {
+    const location = { query: "query", param: "path", header: "header", cookie: "cookie" }[target as string];
+    if (!location) continue;
+    const json = writer.convert(schema, "input");
+    const required = (json.required ?? []) as string[];
+    for (const [name, property] of Object.entries((json.properties ?? {}) as Record<string, JsonSchema>)) {
+      const existing = parameters.findIndex((p) => p.name === name && p.in === location);
+      const { description, ...propertySchema } = property;
+      const parameter = {
+        name,
+        in: location,
+        required: location === "path" || required.includes(name),
+        ...(description ? { description } : {}),
+        schema: propertySchema,
+      };
+      if (existing >= 0) parameters[existing] = parameter;
+      else parameters.push(parameter);
+    }
+  }
+
+  const bodyValidation = validations.find((v) => v.target === "json" || v.target === "form");
+  const body =
+    spec?.body ??
+    (bodyValidation && {
+      schema: bodyValidation.schema,
+      mediaTypes:
+        bodyValidation.target === "json"
+          ? ["application/json"]
+          : ["application/x-www-form-urlencoded", "multipart/form-data"],
+    });
+  const mediaTypes = body ? (body.mediaTypes ?? ["application/json"]) : [];
+  const requestBody = body && {
+    required: true,
+    content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: writer.convert(body.schema, "input") }])),
+  };
+
+  const responses: Record<string, unknown> = {};
+  for (const [status, given] of Object.entries(spec?.responses ?? { 200: {} })) {
+    const response: ResponseSpec = given instanceof z.ZodType ? { schema: given } : given;
+    const headers = { ...response.headers };
+    if (status === "201") headers.Location ??= { description: "The URL of the new resource" };
+    const content =
+      response.schema || response.mediaType
+        ? {
+            [response.mediaType ?? "application/json"]: response.schema
+              ? { schema: writer.convert(response.schema, "output") }
+              : {},
+          }
+        : undefined;
+    responses[status] = {
+      description: response.description ?? SUCCESS_DESCRIPTIONS[Number(status)] ?? "Response",
+      ...(Object.keys(headers).length > 0
+        ? {
+            headers: Object.fromEntries(
+              Object.entries(headers).map(([name, h]) => [
+                name,
+                { description: h.description, schema: h.schema ?? { type: "string" } },
+              ]),
+            ),
+          }
+        : {}),
+      ...(content ? { content } : {}),
+    };
+  }
+  const errors = new Set(spec?.errors ?? []);
+  if (secured) [401, 403].forEach((s) => errors.add(s));
+  if (validations.length > 0 || body) errors.add(400);
+  if (mediaTypes.includes("application/json")) [413, 415].forEach((s) => errors.add(s));
+  if (params.length > 0) errors.add(404);
+  for (const status of [...errors].sort((a, b) => a - b)) {
+    responses[status] ??= { $ref: `#/components/responses/Problem${status}` };
+  }
+
+  return {
+    tags: spec?.tags ?? [defaultTag(path)],
+    summary: spec?.summary ?? `${method} ${path}`,
+    ...(spec?.description ? { description: spec.description } : {}),
+    operationId: spec?.operationId ?? derivedOperationId(method, path),
+    ...(parameters.length > 0 ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+    ...(secured ? { security: [{ oauth2: [scopeFor(method)] }, { bearer: [] }] } : {}),
+  };
+}
+
+const built = new WeakMap<readonly RouterRoute[], BaseDocument>();
+
+/**
+ * The document for a request's origin: built once per routes table (once per
+ * isolate), then given the origin as its server and token URL.
+ */
+export function openApiDocument(routes: readonly RouterRoute[], origin: string): OpenApiDocument {
+  let document = built.get(routes);
+  if (!document) built.set(routes, (document = buildDocument(routes)));
+  return {
+    ...document,
+    servers: [{ url: origin }],
+    components: { ...document.components, securitySchemes: securitySchemes(origin) },
+  };
+}

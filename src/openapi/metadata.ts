@@ -1,0 +1,95 @@
+/**
+ * What the OpenAPI document is built from, attached to the routes themselves:
+ * validators carry their target and schema, the token middleware says that a
+ * path needs a token, and each route's final handler carries its operation
+ * (summary, responses). The marks are symbol properties set once while the
+ * app is built, so they cost nothing per request.
+ */
+import type { ValidationTargets } from "hono";
+import type { CreateHandlersInterface } from "hono/factory";
+import type * as z from "zod";
+import type { AppEnv } from "../env";
+
+const VALIDATION = Symbol("openapi.validation");
+const OPERATION = Symbol("openapi.operation");
+const TOKEN_REQUIRED = Symbol("openapi.tokenRequired");
+const HIDDEN = Symbol("openapi.hidden");
+
+/** What a `validate(target, schema)` middleware checks. */
+export type Validation = { target: keyof ValidationTargets; schema: z.ZodType };
+
+/** One documented response: a JSON body (or none), and headers worth naming. */
+export type ResponseSpec = {
+  description?: string;
+  /** The body's schema; absent for a response without a body (204). */
+  schema?: z.ZodType;
+  /** The body's media type when it is not `application/json`. */
+  mediaType?: string;
+  headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
+};
+
+/** What a route does, for readers of the reference; everything else is read off the route. */
+export type OperationSpec = {
+  summary: string;
+  description?: string;
+  operationId?: string;
+  /** Defaults to the resource segment of the path (`/v3.0/pinpoints/{id}` → `pinpoints`). */
+  tags?: string[];
+  /** Success (and endpoint-specific error) responses by status; a bare schema means a JSON body. */
+  responses: Record<number, z.ZodType | ResponseSpec>;
+  /**
+   * Problem-details statuses beyond those the route implies (a token: 401 and
+   * 403; a validator: 400; a JSON body: 413 and 415; an `{id}`: 404).
+   */
+  errors?: number[];
+  /** Descriptions of path parameters, by name. */
+  pathParams?: Record<string, string>;
+  /** The documented body, when the validator is deliberately looser than the contract. */
+  body?: { schema: z.ZodType; mediaTypes?: string[] };
+};
+
+type Marked = { [VALIDATION]?: Validation; [OPERATION]?: OperationSpec; [TOKEN_REQUIRED]?: true; [HIDDEN]?: true };
+
+/** Marks a validator middleware with what it validates. */
+export function markValidation<M extends object>(middleware: M, validation: Validation): M {
+  return Object.assign(middleware, { [VALIDATION]: validation });
+}
+
+/** Marks the middleware that demands an access token (with the method's scope) on every path under it. */
+export function markTokenRequired<M extends object>(middleware: M): M {
+  return Object.assign(middleware, { [TOKEN_REQUIRED]: true as const });
+}
+
+/**
+ * Documents a route: `.get("/", ...operation(spec)(validate(...), async (c) => ...))`.
+ * It returns Hono's own `createHandlers` (so `c.req.valid` stays typed), which
+ * hands the handlers back unchanged after marking the last one with `spec`.
+ * Give the route's path as `Path` where a handler reads a path parameter by name.
+ */
+export function operation<Path extends string = string>(spec: OperationSpec): CreateHandlersInterface<AppEnv, Path> {
+  return ((...handlers: object[]) => {
+    Object.assign(handlers[handlers.length - 1]!, { [OPERATION]: spec });
+    return handlers;
+  }) as CreateHandlersInterface<AppEnv, Path>;
+}
+
+/** Keeps a route out of the reference (the reference page itself). */
+export function hidden<H extends object>(handler: H): H {
+  return Object.assign(handler, { [HIDDEN]: true as const });
+}
+
+/** The marks a route handler carries. */
+export function marksOf(handler: unknown): {
+  validation?: Validation;
+  operation?: OperationSpec;
+  tokenRequired: boolean;
+  hidden: boolean;
+} {
+  const marked = handler as Marked;
+  return {
+    validation: marked[VALIDATION],
+    operation: marked[OPERATION],
+    tokenRequired: marked[TOKEN_REQUIRED] === true,
+    hidden: marked[HIDDEN] === true,
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * The OpenAPI document (src/openapi): public, complete (every route the app
+ * serves, read off app.routes), consistent (every $ref resolves, scopes match
+ * the methods) and truthful: real responses match the schemas it documents.
+ * Validity against the OpenAPI 3.1 schema is checked in Node by
+ * scripts/test-docs.ts, since the validator reads its schemas from files.
+ */
+import { exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import type * as z from "zod";
+import { app } from "../src/app";
+import { marksOf, type ResponseSpec } from "../src/openapi/metadata";
+import { problemJson } from "../src/openapi/schemas";
+import { BASE, basic, call, caller, createClient, createList } from "./helpers";
+import { mediaFile } from "./media-fixtures";
+
+type Operation = {
+  operationId: string;
+  summary: string;
+  tags: string[];
+  parameters?: { name: string; in: string }[];
+  responses: Record<string, unknown>;
+  security?: Record<string, string[]>[];
+};
+type Document = {
+  openapi: string;
+  servers: { url: string }[];
+  paths: Record<string, Record<string, Operation>>;
+  components: { securitySchemes: { oauth2: { flows: { clientCredentials: { tokenUrl: string } } } } };
+};
+
+async function fetchDocument(): Promise<Document> {
+  const response = await call("/v3.0/openapi.json");
+  expect(response.status).toBe(200);
+  return response.json<Document>();
+}
+
+const openApiPath = (honoPath: string) => honoPath.replace(/:(\w+)(\{[^/]*\})?/g, "{$1}");
+
+/** "METHOD /path" of every route the app answers, but middleware and the reference page itself. */
+function servedRoutes(): string[] {
+  const routes = app.routes.filter((r) => r.method !== "ALL" && !marksOf(r.handler).hidden);
+  return [...new Set(routes.map((r) => `${r.method} ${openApiPath(r.path)}`))].sort();
+}
+
+function operations(document: Document): [string, string, Operation][] {
+  return Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]): [string, string, Operation] => [method, path, operation]),
+  );
+}
+
+describe("GET /v3.0/openapi.json", () => {
+  it("is served without a token, for the origin it is asked on", async () => {
+    const response = await call("/v3.0/openapi.json");
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^application\/json/);
+    const document = await response.json<Document>();
+    expect(document.openapi).toBe("3.1.0");
+    expect(document.servers).toEqual([{ url: BASE }]);
+    expect(document.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe(
+      `${BASE}/v3.0/oauth2/token`,
+    );
+    const other = await exportsFetch("https://elsewhere.example/v3.0/openapi.json");
+    expect(other.servers).toEqual([{ url: "https://elsewhere.example" }]);
+  });
+
+  it("documents every route the app serves, and only those", async () => {
+    const document = await fetchDocument();
+    const documented = operations(document).map(([method, path]) => `${method.toUpperCase()} ${path}`);
+    expect(documented.sort()).toEqual(servedRoutes());
+    expect(servedRoutes()).toContain("GET /v3.0/pinpoints/{id}");
+    expect(servedRoutes()).not.toContain("GET /docs");
+  });
+
+  it("describes each operation: summary, unique id, success response, path parameters", async () => {
+    const ids = new Set<string>();
+    for (const [method, path, operation] of operations(await fetchDocument())) {
+      const where = `${method} ${path}`;
+      expect(operation.summary, where).not.toBe(`${method.toUpperCase()} ${path}`);
+      expect(ids.has(operation.operationId), where).toBe(false);
+      ids.add(operation.operationId);
+      expect(
+        Object.keys(operation.responses).some((status) => /^2/.test(status)),
+        where,
+      ).toBe(true);
+      const pathParams = [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
+      const declared = (operation.parameters ?? []).filter((p) => p.in === "path").map((p) => p.name);
+      expect(declared, where).toEqual(pathParams);
+    }
+  });
+
+  it("asks for the read scope on GET and write otherwise, and nothing on public routes", async () => {
+    const publicRoutes = ["post /v3.0/oauth2/token", "get /v3.0/openapi.json", "get /media/{key}"];
+    for (const [method, path, operation] of operations(await fetchDocument())) {
+      if (publicRoutes.includes(`${method} ${path}`)) {
+        expect(operation.security, path).toBeUndefined();
+        continue;
+      }
+      expect(operation.security, `${method} ${path}`).toEqual([
+        { oauth2: [method === "get" ? "read" : "write"] },
+        { bearer: [] },
+      ]);
+      expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(["401", "403"]));
+    }
+  });
+
+  it("resolves every $ref", async () => {
+    const document = await fetchDocument();
+    const refs: string[] = [];
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value && typeof value === "object") {
+        for (const [key, v] of Object.entries(value)) {
+          if (key === "$ref" && typeof v === "string") refs.push(v);
+          else walk(v);
+        }
+      }
+    };
+    walk(document);
+    expect(refs.length).toBeGreaterThan(20);
+    for (const ref of new Set(refs)) {
+      expect(ref).toMatch(/^#\//);
+      const target = ref
+        .slice(2)
+        .split("/")
+        .reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], document);
+      expect(target, ref).toBeDefined();
+    }
+  });
+});
+
+async function exportsFetch(url: string): Promise<Document> {
+  const response = await exports.default.fetch(new Request(url));
+  expect(response.status).toBe(200);
+  return response.json<Document>();
+}
+
+/** The schema documented for a response of `method url`, or problem details for an error. */
+function documentedSchema(method: string, url: string, status: number): z.ZodType | undefined {
+  if (status >= 400 && !url.startsWith("/v3.0/oauth2/")) return problemJson;
+  const path = new URL(url, BASE).pathname.replace(/(.)\/$/, "$1");
+  const route = app.routes.findLast((r) => {
+    if (r.method !== method || !marksOf(r.handler).operation) return false;
+    const pattern = r.path.replace(/:\w+(?:\{([^/]*)\})?/g, (_, re: string | undefined) => `(?:${re ?? "[^/]+"})`);
+    return new RegExp(`^${pattern}$`).test(path);
+  });
+  const given = route && marksOf(route.handler).operation!.responses[status];
+  expect(given, `${method} ${url} documents ${status}`).toBeDefined();
+  return given && "parse" in given ? (given as z.ZodType) : (given as ResponseSpec).schema;
+}
+
+/** Sends a request and checks its answer against the document: status listed, body as described. */
+async function checked(method: string, url: string, init: RequestInit, expected: number): Promise<unknown> {
+  const response = await call(url, { ...init, method });
+  expect(response.status, `${method} ${url}`).toBe(expected);
+  const schema = documentedSchema(method, url, expected);
+  if (!schema) {
+    await response.arrayBuffer();
+    return undefined;
+  }
+  const body: unknown = await response.json();
+  // Parsing drops keys a schema does not name, so equality also catches undocumented fields.
+  expect(schema.parse(body), `${method} ${url}`).toEqual(body);
+  return body;
+}
+
+describe("responses match the documented schemas", () => {
+  it("for every resource, the token endpoint and errors", async () => {
+    const who = await caller();
+    const auth = { Authorization: `Bearer ${who.token}` };
+    const json = (body: unknown) => ({
+      headers: { ...auth, "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+    });
+
+    const client = await createClient();
+    const form = (fields: Record<string, string>) => ({
+      headers: {
+        Authorization: basic(client.clientId, client.clientSecret),
+        "Content-Type": "application/x-www-form-urlencoded",
+      },
+      body: new URLSearchParams(fields),
+    });
+    await checked("POST", "/v3.0/oauth2/token", form({ grant_type: "client_credentials" }), 200);
+    await checked("POST", "/v3.0/oauth2/token", form({ grant_type: "password" }), 400);
+    await checked("POST", "/v3.0/oauth2/token", { ...form({ grant_type: "client_credentials" }), headers: {} }, 401);
+
+    const pinpoint = (await checked(
+      "POST",
+      "/v3.0/pinpoints",
+      json({ name: "Museum", latitude: 48.86, longitude: 2.34, tags: ["art"], media_file: mediaFile() }),
+      201,
+    )) as { id: number; media_url: string };
+    await checked("GET", "/v3.0/pinpoints", { headers: auth }, 200);
+    await checked("GET", `/v3.0/pinpoints/${pinpoint.id}`, { headers: auth }, 200);
+    await checked("PUT", `/v3.0/pinpoints/${pinpoint.id}`, json({ address: "1 Rue de Rivoli" }), 200);
+    await checked("GET", new URL(pinpoint.media_url).pathname, {}, 200);
+
+    const list = await createList(who);
+    await checked("GET", "/v3.0/lists", { headers: auth }, 200);
+    await checked("GET", `/v3.0/lists/${list.id}`, { headers: auth }, 200);
+    await checked("PUT", `/v3.0/lists/${list.id}`, json({ description: "<p>Best of</p>" }), 200);
+    await checked("POST", `/v3.0/lists/${list.id}/pinpoints`, json([{ id: pinpoint.id }, { id: 999_999 }]), 200);
+    await checked("GET", `/v3.0/pinpoints?list=${list.id}`, { headers: auth }, 200);
+    await checked("DELETE", `/v3.0/lists/${list.id}/pinpoints`, json([{ id: pinpoint.id }, { id: "x" }]), 200);
+
+    const category = (await checked(
+      "POST",
+      "/v3.0/categories",
+      json({ name: "Museums", image_file: mediaFile() }),
+      201,
+    )) as { id: number };
+    await checked("GET", "/v3.0/categories", { headers: auth }, 200);
+    await checked("GET", "/v3.0/categories/1", { headers: auth }, 200);
+    await checked("PUT", `/v3.0/categories/${category.id}`, json({ name: "Art museums" }), 200);
+
+    const dates = [{ start: "2026-11-21T20:30+02:00", end: "2026-11-21T22:00+02:00" }];
+    const event = (await checked(
+      "POST",
+      "/v3.0/events",
+      json({ name: "Late opening", pinpoint: pinpoint.id, dates }),
+      201,
+    )) as { id: number };
+    await checked("GET", `/v3.0/events?pinpoint=${pinpoint.id}`, { headers: auth }, 200);
+    await checked("GET", `/v3.0/events/${event.id}`, { headers: auth }, 200);
+    await checked("PUT", `/v3.0/events/${event.id}`, json({ tags: ["night"] }), 200);
+
+    await checked("GET", "/v3.0/pinpoints/999999", { headers: auth }, 404);
+    await checked("POST", "/v3.0/pinpoints", json({ name: "Nowhere", latitude: 100, longitude: 0 }), 400);
+    await checked("GET", "/v3.0/pinpoints", {}, 401);
+    await checked("DELETE", `/v3.0/categories/1`, { headers: auth }, 403);
+
+    await checked("DELETE", `/v3.0/events/${event.id}`, { headers: auth }, 204);
+    await checked("DELETE", `/v3.0/pinpoints/${pinpoint.id}`, { headers: auth }, 204);
+    await checked("DELETE", `/v3.0/categories/${category.id}`, { headers: auth }, 204);
+    await checked("DELETE", `/v3.0/lists/${list.id}`, { headers: auth }, 204);
+  });
+});
