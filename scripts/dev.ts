@@ -101,6 +101,7 @@ function printWelcome(baseUrl: string, client: DevClient): void {
   say();
   say("POI content API, local development");
   say(`  Base URL:      ${baseUrl}`);
+  say(`  API reference: ${baseUrl}/docs (Authorize there with the client id and secret)`);
   say(`  Client id:     ${client.client_id}`);
   say(`  Client secret: ${client.client_secret}`);
   say(`  (account "${client.account}", scope "${client.scope}"; kept in .dev-client.json)`);
