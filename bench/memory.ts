@@ -62,7 +62,7 @@ export type MemoryReport = {
 
 const LABELS: Record<Receiver, string> = {
   api: "POST /v3.0/pinpoints with media_file",
-  "bare-upload": "bare Worker: request.json(), Uint8Array.fromBase64, R2 put",
+  "bare-upload": "bare Worker: request.json(), Uint8Array.fromBase64, R2 put, D1 insert",
   "bare-sink": "bare Worker: request.arrayBuffer() only",
 };
 
@@ -72,14 +72,18 @@ const LABELS: Record<Receiver, string> = {
  * receiver inherits heap another one grew. `start` gives a fresh seeded stack.
  */
 export async function measureMemory(
-  start: () => Promise<{ rt: Runtime; token: string }>,
+  start: () => Promise<{ rt: Runtime; token: string; seeded: { accountA: number } }>,
   uploadsPerReceiver = 3,
 ): Promise<MemoryReport> {
   const payloadBytes = 10 * 1024 * 1024;
   const body = pinpointBody(fakePng(payloadBytes));
   const receivers: UploadMemory[] = [];
   for (const receiver of ["api", "bare-upload", "bare-sink"] as const) {
-    const { rt, token } = await start();
+    const {
+      rt,
+      token,
+      seeded: { accountA },
+    } = await start();
     try {
       if (rt.workerdPid === null) throw new Error("workerd's process was not found");
       const [url, headers] =
@@ -89,7 +93,7 @@ export async function measureMemory(
               { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
             ]
           : [
-              new URL(receiver === "bare-upload" ? "/upload" : "/sink", rt.bare),
+              new URL(receiver === "bare-upload" ? `/upload?account=${accountA}` : "/sink", rt.bare),
               { "Content-Type": "application/json" },
             ];
       const uploads = [];

@@ -3,9 +3,9 @@
  * under load while V8's sampling profiler runs in the Worker's isolate (over
  * workerd's inspector, on 127.0.0.1), then prints where the isolate's time
  * went, by function and by package, and writes the profile to
- * bench/results/<scenario>.cpuprofile (open it in Chrome DevTools).
+ * $TMPDIR/poi-<scenario>.cpuprofile (open it in Chrome DevTools).
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -79,7 +79,7 @@ function sourceOfLines(bundlePath: string): (line: number) => string {
 }
 
 /** Self time per function and per source file, as percentages of all samples. */
-function summarize(profile: Profile, sourceOf: (line: number) => string) {
+function summarize(profile: Profile, sourceOf: (line: number) => string, requests: number) {
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
   profile.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0)));
@@ -95,6 +95,13 @@ function summarize(profile: Profile, sourceOf: (line: number) => string) {
     const pkg = file.replace(/^node_modules\/((?:@[^/]+\/)?[^/]+).*/, "$1");
     files.set(pkg, (files.get(pkg) ?? 0) + time);
   }
+  const idle = [...self]
+    .filter(([id]) => byId.get(id)!.callFrame.functionName === "(idle)")
+    .reduce((a, [, t]) => a + t, 0);
+  console.log(
+    `isolate busy ${((total - idle) / 1000 / requests).toFixed(3)} ms per request ` +
+      `(${((total - idle) / 1000).toFixed(0)} ms over ${requests} requests; idle ${((100 * idle) / total).toFixed(0)}%)`,
+  );
   const pct = (t: number) => ((100 * t) / total).toFixed(1).padStart(5) + "%";
   console.log(`\nself time by package or source file:`);
   for (const [name, time] of [...files].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`${pct(time)}  ${name}`);
@@ -114,7 +121,9 @@ try {
     title: string;
     webSocketDebuggerUrl: string;
   }[];
-  const api = targets.find((t) => /api/.test(t.title) || /api/.test(t.id));
+  // The isolate that answers the scenario: a baseline Worker's, or the service's.
+  const worker = key.startsWith("bare-") ? "bare" : key === "constant" ? "constant" : "api";
+  const api = targets.find((t) => t.title.includes(worker) || t.id.includes(worker));
   if (!api) throw new Error(`no inspector target for the Worker: ${JSON.stringify(targets)}`);
   const session = await devtools(api.webSocketDebuggerUrl.replace("localhost", "127.0.0.1"));
   await session.send("Profiler.enable");
@@ -125,9 +134,10 @@ try {
   const { profile } = await session.send<{ profile: Profile }>("Profiler.stop");
   session.close();
   console.log(`${target.label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms (while profiling)`);
-  mkdirSync("bench/results", { recursive: true });
-  writeFileSync(`bench/results/${key}.cpuprofile`, JSON.stringify(profile));
-  summarize(profile, sourceOfLines(stack.bundle.path));
+  const saved = join(tmpdir(), `poi-${key}.cpuprofile`);
+  writeFileSync(saved, JSON.stringify(profile));
+  console.log(`profile written to ${saved}`);
+  summarize(profile, sourceOfLines(stack.bundle.path), result.requests);
 } finally {
   await stack.rt.dispose();
   rmSync(dir, { recursive: true, force: true });

@@ -89,7 +89,7 @@ export function renderReport(report: Report): string {
       const ratio = t.key === group.baseline ? "baseline" : fmt(t.ratio, 2);
       const flag = t.invalid ? ` (${t.invalid} non-2xx/errors)` : "";
       lines.push(
-        `| ${group.name} | ${t.label}${flag} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} | ${fmt(t.p99, 2)} | ${ratio} |`,
+        `| ${group.name} | ${t.label}${flag} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} | ${fmt(t.p99, 2)} | ${ratio} | ${fmt(t.cpuMsPerRequest, 2)} |`,
       );
     }
   }

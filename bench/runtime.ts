@@ -22,8 +22,8 @@ export type Bundle = { path: string; dir: string; bytes: number; gzipBytes: numb
 const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" };
 
 /** `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size. */
-export function buildBundle(outDir: string): Bundle {
-  const output = execFileSync("wrangler", ["deploy", "--dry-run", "--outdir", outDir], {
+export function buildBundle(outDir: string, configPath = "wrangler.toml"): Bundle {
+  const output = execFileSync("wrangler", ["deploy", "--dry-run", "--outdir", outDir, "--config", configPath], {
     encoding: "utf8",
     env: wranglerEnv,
     stdio: ["ignore", "pipe", "pipe"],

@@ -165,6 +165,7 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
     },
     201,
   );
+  const mediaBody = file("create-media.json", pinpointBody(fakePng(1024 * 1024)));
   const membershipItems = ids.slice(0, 1000).map((pinpoint) => ({ id: pinpoint }));
   if (membershipItems.length !== 1000) throw new Error(`only ${membershipItems.length} pinpoints for the batch`);
 
@@ -244,16 +245,16 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
     {
       name: "media",
       targets: [
-        create,
+        target("bare-upload", "bare D1 + R2 create with a 1 MiB image", {
+          method: "POST",
+          url: bare(`/upload?account=${seeded.accountA}`),
+          headers: { "Content-Type": "application/json" },
+          bodyFile: mediaBody,
+        }),
         target(
           "create-media",
           "POST /v3.0/pinpoints with a 1 MiB image",
-          {
-            method: "POST",
-            url: new URL("/v3.0/pinpoints", rt.api).href,
-            headers: json,
-            bodyFile: file("create-media.json", pinpointBody(fakePng(1024 * 1024))),
-          },
+          { method: "POST", url: new URL("/v3.0/pinpoints", rt.api).href, headers: json, bodyFile: mediaBody },
           201,
         ),
       ],

@@ -50,12 +50,19 @@ export default {
       // Receives a body and drops it: what the runtime itself holds while reading an upload.
       case "/sink":
         return json({ bytes: (await request.arrayBuffer()).byteLength });
-      // The least any upload of a base64 JSON body into R2 does: parse, decode, put.
+      // The least any create with an upload does: parse, decode, put into R2, insert the row.
       case "/upload": {
-        const { media_file: file } = await request.json();
+        const { name, latitude, longitude, media_file: file } = await request.json();
         const bytes = Uint8Array.fromBase64(file.content);
-        await env.MEDIA.put(`bare/${crypto.randomUUID()}`, bytes, { httpMetadata: { contentType: file.type } });
-        return json({ bytes: bytes.byteLength });
+        const key = `bare/${crypto.randomUUID()}`;
+        await env.MEDIA.put(key, bytes, { httpMetadata: { contentType: file.type } });
+        return json(
+          await env.DB.prepare(
+            "INSERT INTO pinpoints (account_id, name, latitude, longitude, media_key) VALUES (?, ?, ?, ?, ?) RETURNING *",
+          )
+            .bind(Number(q.get("account")), name, latitude, longitude, key)
+            .first(),
+        );
       }
       default:
         return new Response("not found", { status: 404 });
