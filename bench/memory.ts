@@ -39,7 +39,7 @@ async function uploadPeak(pid: number, url: URL, body: string, headers: Record<s
   };
 }
 
-export type Receiver = "api" | "bare-upload" | "bare-sink";
+export type Receiver = "api" | "bare-upload" | "bare-stream" | "bare-stream-nor2" | "bare-sink";
 
 export type UploadMemory = {
   receiver: Receiver;
@@ -58,12 +58,27 @@ export type MemoryReport = {
   /** The service's cold (first-upload) peak over its idle level, and as a multiple of the payload. */
   peakAddedBytes: number;
   peakAddedVsPayload: number;
+  /** What the local R2 emulator adds for the put (streaming bare Worker with and without it). */
+  r2EmulatorBytes: number;
+  /** The service's cold peak less the R2 emulator's share: the Worker's own. */
+  workerAddedBytes: number;
 };
+
+const bareRoutes: Record<Exclude<Receiver, "api">, string> = {
+  "bare-upload": "/upload?account={account}",
+  "bare-stream": "/upload-stream?account={account}",
+  "bare-stream-nor2": "/upload-stream?account={account}&r2=no",
+  "bare-sink": "/sink",
+};
+
+const RECEIVERS = ["api", "bare-upload", "bare-stream", "bare-stream-nor2", "bare-sink"] as const;
 
 const LABELS: Record<Receiver, string> = {
   api: "POST /v3.0/pinpoints with media_file",
   "bare-upload": "bare Worker: request.json(), Uint8Array.fromBase64, R2 put, D1 insert",
+  "bare-stream": "bare Worker: base64 decoded while streaming in, R2 put, D1 insert",
   "bare-sink": "bare Worker: request.arrayBuffer() only",
+  "bare-stream-nor2": "bare Worker: base64 decoded while streaming in, D1 insert, no R2 put",
 };
 
 /**
@@ -78,7 +93,7 @@ export async function measureMemory(
   const payloadBytes = 10 * 1024 * 1024;
   const body = pinpointBody(fakePng(payloadBytes));
   const receivers: UploadMemory[] = [];
-  for (const receiver of ["api", "bare-upload", "bare-sink"] as const) {
+  for (const receiver of RECEIVERS) {
     const {
       rt,
       token,
@@ -93,7 +108,7 @@ export async function measureMemory(
               { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
             ]
           : [
-              new URL(receiver === "bare-upload" ? `/upload?account=${accountA}` : "/sink", rt.bare),
+              new URL(bareRoutes[receiver].replace("{account}", String(accountA)), rt.bare),
               { "Content-Type": "application/json" },
             ];
       const uploads = [];
@@ -111,12 +126,16 @@ export async function measureMemory(
       await rt.dispose();
     }
   }
-  const api = receivers[0]!;
+  const cold = (receiver: Receiver) => receivers.find((r) => r.receiver === receiver)!.coldAddedBytes;
+  // Miniflare's R2 runs inside the same workerd process; deployed, it is not the Worker's memory.
+  const r2EmulatorBytes = cold("bare-stream") - cold("bare-stream-nor2");
   return {
     payloadBytes,
     requestBodyBytes: Buffer.byteLength(body),
     receivers,
-    peakAddedBytes: api.coldAddedBytes,
-    peakAddedVsPayload: api.coldAddedBytes / payloadBytes,
+    peakAddedBytes: cold("api"),
+    peakAddedVsPayload: cold("api") / payloadBytes,
+    r2EmulatorBytes,
+    workerAddedBytes: cold("api") - r2EmulatorBytes,
   };
 }

@@ -198,6 +198,7 @@ function evaluateGoals(groups: GroupResult[]) {
     const group = groups.find((g) => g.name === goal.group);
     const runs = group?.runs;
     let value = NaN;
+    let cpuValue = NaN;
     if (runs?.[goal.target] && runs[goal.versus]) {
       const mine = runs[goal.target]!;
       const theirs = runs[goal.versus]!;
@@ -205,9 +206,13 @@ function evaluateGoals(groups: GroupResult[]) {
         goal.kind === "rps-ratio"
           ? median(mine.map((r, i) => r.rps / theirs[i]!.rps))
           : median(mine.map((r, i) => r.p50 / theirs[i]!.p50));
+      // The throughput ratio workerd's CPU per request predicts, were its thread the only limit.
+      if (goal.kind === "rps-ratio") {
+        cpuValue = median(mine.map((r, i) => theirs[i]!.workerdCpuMsPerRequest / r.workerdCpuMsPerRequest));
+      }
     }
     const met = Number.isFinite(value) ? (goal.kind === "rps-ratio" ? value >= goal.limit : value < goal.limit) : null;
-    return { what: goal.what, goal: goal.goal, value, met };
+    return { what: goal.what, goal: goal.goal, value, cpuValue, met };
   });
 }
 
