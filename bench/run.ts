@@ -12,6 +12,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import * as prettier from "prettier";
 import type { LoadRequest, LoadResult } from "./load.ts";
 import { machine, printReport, type GroupResult, type Report, type RunResult, type TargetResult } from "./report.ts";
 import {
@@ -257,7 +258,10 @@ async function main() {
   };
   report.totalSeconds = (performance.now() - started) / 1000;
   mkdirSync("bench/results", { recursive: true });
-  writeFileSync("bench/results/latest.json", JSON.stringify(report, null, 2) + "\n");
+  // Formatted as the rest of the repository, so `npm run check` (prettier --check) passes on a fresh result.
+  const path = "bench/results/latest.json";
+  const options = { ...(await prettier.resolveConfig(path)), filepath: path };
+  writeFileSync(path, await prettier.format(JSON.stringify(report), options));
   printReport(report);
 }
 

@@ -19,7 +19,14 @@ export const SIGNING_KEY = "bench-signing-key-0123456789abcdef0123456789";
 export type Bundle = { path: string; dir: string; bytes: number; gzipBytes: number; wranglerReport: string | null };
 
 /** Environment for wrangler: never phone home from a benchmark. */
-const wranglerEnv = { ...process.env, WRANGLER_SEND_METRICS: "false", CI: "true", NO_COLOR: "1" };
+const wranglerEnv = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  // The banner checks the npm registry for a newer wrangler.
+  WRANGLER_HIDE_BANNER: "true",
+  CI: "true",
+  NO_COLOR: "1",
+};
 
 /** `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size. */
 export function buildBundle(outDir: string, configPath = "wrangler.toml"): Bundle {
