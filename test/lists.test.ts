@@ -61,6 +61,15 @@ describe("POST /v3.0/lists", () => {
     expect(body.description).toBe("<p>a</p><a>l</a>");
   });
 
+  it("keeps a description the HTML parser rejects as text, on create and update", async () => {
+    const a = await caller();
+    const list = await createList(a, { description: "<select><style>x</style></select>" });
+    expect(list.description).toBe("&lt;select&gt;&lt;style&gt;x&lt;/style&gt;&lt;/select&gt;");
+    const response = await a.send("PUT", `/v3.0/lists/${list.id}`, { description: "<frameset><style><b>" });
+    expect(response.status).toBe(200);
+    expect((await json(response)).description).toBe("&lt;frameset&gt;&lt;style&gt;&lt;b&gt;");
+  });
+
   it("ignores unknown fields", async () => {
     const a = await caller();
     const body = await createList(a, { id: 424_242, pinpoints: [1, 2], account_id: 1 });

@@ -243,6 +243,19 @@ describe("descriptions are sanitized (HTMLRewriter in workerd)", () => {
     ["an unfinished javascript: link", '<p>a</p><a href="javascript:alert(1)', "<p>a</p><a>"],
     // Browsers use the first of two attributes with one name; other parsers may use the last.
     ["a duplicate unsafe href", '<a href="https://ok.example" href="javascript:alert(1)">x</a>', "<a>x</a>"],
+    // The parser refuses a raw-text element where it cannot tell how to read it: the whole input is kept as text.
+    ...(
+      [
+        "<select><style>a</style></select>",
+        "<select><title>a</title></select>",
+        "<p>x</p><select><xmp><script>alert(1)</script></xmp>",
+        "<frameset><style>a</style>",
+      ] as const
+    ).map((input): [string, string, string] => [
+      `the markup of ${input}, which the parser rejects, by keeping it all as text`,
+      input,
+      input.replaceAll("&", "&amp;").replaceAll("<", "&lt;").replaceAll(">", "&gt;"),
+    ]),
   ];
 
   it.each(cases)("removes %s", async (_, input, expected) => {

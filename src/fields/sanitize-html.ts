@@ -153,10 +153,15 @@ const CLOSE = `"'><!---->`;
  */
 export async function sanitizeHtml(html: string): Promise<string> {
   const marker = `end-${crypto.randomUUID()}`;
-  for (const closing of ["", CLOSE]) {
-    const output = await rewrite(`${html}${closing}<${marker}>`);
-    if (!output.includes(marker)) return output.trim();
+  try {
+    for (const closing of ["", CLOSE]) {
+      const output = await rewrite(`${html}${closing}<${marker}>`);
+      if (!output.includes(marker)) return output.trim();
+    }
+  } catch {
+    // The streaming parser refuses some non-conforming markup it cannot read unambiguously
+    // (`<select><style>`, `<frameset><style>`): what it cannot parse is kept as text, below.
   }
-  // Nothing closed it (not seen in practice): keep the description as plain text.
+  // Nothing closed it (not seen in practice), or the parser gave up: keep the description as plain text.
   return escapeText(html).trim();
 }
