@@ -89,6 +89,32 @@ describe("POST /v3.0/pinpoints", () => {
     expect(read).toEqual(body);
   });
 
+  it("replaces each lone surrogate with one U+FFFD in every text field", async () => {
+    const a = await caller();
+    // JSON.stringify sends them as \ud800-style escapes, which JSON allows.
+    const body = await createPinpoint(a, {
+      name: "a\ud800b",
+      address: "\udc00x",
+      media_credits: "c\udbff",
+      tags: ["t\ud800", "t\udfff", "\ud83d\ude00"],
+      description: "<p>d\ud800</p>",
+    });
+    const expected = {
+      name: "a\ufffdb",
+      address: "\ufffdx",
+      media_credits: "c\ufffd",
+      tags: ["t\ufffd", "\ud83d\ude00"],
+      description: "<p>d\ufffd</p>",
+    };
+    // Compared as JSON text: a lone surrogate in a failure message would break the test runner's own channel.
+    const fields = (object: Record<string, unknown>) =>
+      JSON.stringify(Object.fromEntries(Object.keys(expected).map((key) => [key, object[key]])));
+    expect(fields(body)).toBe(JSON.stringify(expected));
+    expect(fields(await json(await a.get(`/v3.0/pinpoints/${body.id}`)))).toBe(JSON.stringify(expected));
+    const updated = await json(await a.send("PUT", `/v3.0/pinpoints/${body.id}`, { name: "\udc00\ud800" }));
+    expect(JSON.stringify(updated.name)).toBe(JSON.stringify("\ufffd\ufffd"));
+  });
+
   it("accepts the slashed path and ignores unknown fields", async () => {
     const a = await caller();
     const response = await a.send("POST", "/v3.0/pinpoints/", { ...valid, id: 999_999, account_id: 1, color: "red" });

@@ -8,17 +8,30 @@ import { sanitizeHtml } from "./sanitize-html";
 /** Resource ids in bodies and query strings: positive integers within SQLite's and JSON's safe range. */
 export const id = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 
+/**
+ * JSON allows lone surrogates (`"\ud800"`), which are not Unicode text and
+ * would reach storage as three U+FFFD each: every text field replaces each
+ * with one U+FFFD, as a browser does for a USVString.
+ */
+const wellFormed = (value: string) => value.toWellFormed();
+
 /** A required display name: trimmed, not empty. */
-export const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+export const name = z
+  .string()
+  .trim()
+  .min(1, "must not be empty")
+  .max(200, "must be at most 200 characters")
+  .transform(wellFormed);
 
 /** Optional plain text; `null` clears it on update. */
-export const text = (max: number) => z.string().trim().max(max, `must be at most ${max} characters`).nullable();
+export const text = (max: number) =>
+  z.string().trim().max(max, `must be at most ${max} characters`).transform(wellFormed).nullable();
 
 /** HTML description, sanitized before it is stored. */
 export const description = z
   .string()
   .max(100_000, "must be at most 100000 characters")
-  .transform(sanitizeHtml)
+  .transform((html) => sanitizeHtml(html.toWellFormed()))
   .nullable();
 
 /** Tags: trimmed, empty ones dropped, duplicates removed, order kept; `null` clears them. */
@@ -26,7 +39,7 @@ export const tags = z
   .array(z.string().max(100, "must be at most 100 characters"))
   .max(100, "must have at most 100 tags")
   .nullable()
-  .transform((values) => [...new Set((values ?? []).map((t) => t.trim()).filter(Boolean))]);
+  .transform((values) => [...new Set((values ?? []).map((t) => t.trim().toWellFormed()).filter(Boolean))]);
 
 /** An integer query parameter naming another resource (`?list=`, `?pinpoint=`). */
 export const idParam = z
