@@ -280,6 +280,75 @@ describe("GET /media/{key}", () => {
     await response.arrayBuffer();
   });
 
+  it("ignores malformed conditional headers (RFC 9110 §13.1) and serves the object", async () => {
+    const cases: [string, string][] = [
+      ["If-None-Match", "abc"],
+      ["If-None-Match", "W/abc"],
+      ["If-None-Match", '"abc'],
+      ["If-None-Match", '"a", *'],
+      ["If-Match", "abc"],
+      ["If-Match", "W/abc"],
+      ["If-Unmodified-Since", "garbage"],
+      ["If-Unmodified-Since", "2000"],
+      ["If-Modified-Since", "garbage"],
+    ];
+    for (const [name, value] of cases) {
+      for (const method of ["GET", "HEAD"]) {
+        const response = await call(path, { method, headers: { [name]: value } });
+        expect(response.status, `${method} ${name}: ${value}`).toBe(200);
+        expect(await bytesOf(response)).toEqual(method === "GET" ? bytes : new Uint8Array());
+      }
+    }
+    const ranged = await call(path, { headers: { "If-None-Match": "abc", Range: "bytes=0-3" } });
+    expect(ranged.status).toBe(206);
+    expect(await bytesOf(ranged)).toEqual(bytes.subarray(0, 4));
+  });
+
+  it("evaluates valid If-Match, If-Unmodified-Since and If-Modified-Since in RFC 9110 order", async () => {
+    const first = await call(path);
+    const etag = first.headers.get("ETag")!;
+    await first.arrayBuffer();
+    const past = "Sat, 01 Jan 2000 00:00:00 GMT";
+    const future = new Date(Date.now() + 86_400_000).toUTCString();
+    const cases: [Record<string, string>, number][] = [
+      [{ "If-Match": etag }, 200],
+      [{ "If-Match": `"other", ${etag}` }, 200],
+      [{ "If-Match": "*" }, 200],
+      // If-Match compares strongly: a weak tag never matches.
+      [{ "If-Match": `W/${etag}` }, 412],
+      [{ "If-Unmodified-Since": past }, 412],
+      [{ "If-Unmodified-Since": "Saturday, 01-Jan-00 00:00:00 GMT" }, 412],
+      [{ "If-Unmodified-Since": "Sat Jan  1 00:00:00 2000" }, 412],
+      [{ "If-Unmodified-Since": future }, 200],
+      // A passing If-Match makes If-Unmodified-Since irrelevant, and a failing one wins over If-None-Match.
+      [{ "If-Match": etag, "If-Unmodified-Since": past }, 200],
+      [{ "If-Match": '"other"', "If-None-Match": etag }, 412],
+      [{ "If-Modified-Since": future }, 304],
+      [{ "If-Modified-Since": past }, 200],
+      // If-None-Match takes precedence over If-Modified-Since.
+      [{ "If-None-Match": '"other"', "If-Modified-Since": future }, 200],
+      [{ "If-None-Match": etag, "If-Modified-Since": past }, 304],
+      // A malformed header is ignored while the valid one still applies.
+      [{ "If-None-Match": "abc", "If-Match": '"other"' }, 412],
+      [{ "If-Match": "abc", "If-None-Match": etag }, 304],
+    ];
+    for (const [headers, status] of cases) {
+      for (const method of ["GET", "HEAD"]) {
+        const response = await call(path, { method, headers });
+        expect(response.status, `${method} ${JSON.stringify(headers)}`).toBe(status);
+        if (status !== 412) expect(response.headers.get("ETag")).toBe(etag);
+        await response.arrayBuffer();
+      }
+    }
+  });
+
+  it("answers a conditional Range request with 206 when the preconditions hold", async () => {
+    const etag = (await env.MEDIA.head(keyOf(url)))!.httpEtag;
+    const response = await call(path, { headers: { Range: "bytes=0-3", "If-Match": `"other", ${etag}` } });
+    expect(response.status).toBe(206);
+    expect(await bytesOf(response)).toEqual(bytes.subarray(0, 4));
+  });
+
   it("answers HEAD with the headers and no body, and 304 when the ETag matches", async () => {
     const response = await call(path, { method: "HEAD" });
     expect(response.status).toBe(200);

@@ -1,7 +1,8 @@
 /**
  * GET/HEAD /media/{key}: stored media, public (no token, so an `<img>` can
  * load it). Keys are unguessable and never reused, so responses are cacheable
- * forever; conditional and range requests are answered by R2 itself.
+ * forever. We evaluate conditional requests (malformed headers are ignored);
+ * R2 answers range requests.
  */
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../env";
@@ -26,11 +27,86 @@ function describe(object: R2Object, headers: Headers): void {
   headers.set("Cache-Control", IMMUTABLE);
 }
 
-/** Weak comparison of `If-None-Match` against an ETag (RFC 9110 §13.1.2). */
-function noneMatch(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return true;
-  const strip = (tag: string) => tag.trim().replace(/^W\//, "");
-  return !header.split(",").some((tag) => strip(tag) === "*" || strip(tag) === strip(etag));
+/** Conditional request headers that parse (RFC 9110 §13.1); a malformed one is ignored, as if not sent. */
+type Preconditions = {
+  ifMatch?: string[];
+  ifNoneMatch?: string[];
+  ifModifiedSince?: number;
+  ifUnmodifiedSince?: number;
+};
+
+const ENTITY_TAG = /^(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
+const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
+const MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)";
+const TIME = "\\d\\d:\\d\\d:\\d\\d";
+// IMF-fixdate, then the obsolete RFC 850 and asctime forms a recipient must also accept (RFC 9110 §5.6.7).
+const HTTP_DATE = new RegExp(
+  `^(?:${DAY}, \\d\\d ${MONTH} \\d{4} ${TIME} GMT|${DAY}[a-z]{0,6}, \\d\\d-${MONTH}-\\d\\d ${TIME} GMT|${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4})$`,
+);
+
+/** `*` or a list of entity tags; undefined if absent or malformed. */
+function entityTags(header: string | undefined): string[] | undefined {
+  if (header === undefined) return undefined;
+  // Empty list elements are allowed (RFC 9110 §5.6.1).
+  const tags = header
+    .split(",")
+    .map((tag) => tag.trim())
+    .filter(Boolean);
+  if (tags.length === 1 && tags[0] === "*") return tags;
+  return tags.length > 0 && tags.every((tag) => ENTITY_TAG.test(tag)) ? tags : undefined;
+}
+
+/** Milliseconds since the epoch; undefined if absent or not an HTTP-date. */
+function httpDate(header: string | undefined): number | undefined {
+  const value = header?.trim();
+  if (value === undefined || !HTTP_DATE.test(value)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : ms;
+}
+
+function preconditionsOf(c: Context<AppEnv>): Preconditions {
+  return {
+    ifMatch: entityTags(c.req.header("If-Match")),
+    ifNoneMatch: entityTags(c.req.header("If-None-Match")),
+    ifModifiedSince: httpDate(c.req.header("If-Modified-Since")),
+    ifUnmodifiedSince: httpDate(c.req.header("If-Unmodified-Since")),
+  };
+}
+
+const isConditional = (p: Preconditions) => Object.values(p).some((value) => value !== undefined);
+
+/** Whether a tag list names our (strong) ETag; weak comparison ignores a `W/` prefix (RFC 9110 §8.8.3.2). */
+function names(tags: string[], etag: string, weak: boolean): boolean {
+  return tags.some((tag) => tag === "*" || tag === etag || (weak && tag === `W/${etag}`));
+}
+
+/**
+ * Evaluates the preconditions against the object (RFC 9110 §13.2.2, in its
+ * order): a 304 response, a thrown 412, or null to serve it. Built-in media
+ * has no upload time, so dates do not apply to it.
+ */
+function checkPreconditions(p: Preconditions, etag: string, uploaded?: Date): Response | null {
+  // HTTP dates have whole seconds.
+  const modified = uploaded && Math.floor(uploaded.getTime() / 1000) * 1000;
+  const unmodifiedSince = p.ifUnmodifiedSince;
+  if (
+    p.ifMatch
+      ? !names(p.ifMatch, etag, false)
+      : modified !== undefined && unmodifiedSince !== undefined && modified > unmodifiedSince
+  ) {
+    throw new ApiError("precondition_failed", "The object does not match the request's preconditions.", {
+      headers: { ETag: etag },
+    });
+  }
+  const modifiedSince = p.ifModifiedSince;
+  if (
+    p.ifNoneMatch
+      ? names(p.ifNoneMatch, etag, true)
+      : modified !== undefined && modifiedSince !== undefined && modified <= modifiedSince
+  ) {
+    return new Response(null, { status: 304, headers: headersFor(etag) });
+  }
+  return null;
 }
 
 /** The first and last byte R2 read, clipped to the object's size. */
@@ -63,8 +139,9 @@ function rangeNotSatisfiable(size: number): ApiError {
 function serveBuiltin(c: Context<AppEnv>, key: string): Response | null {
   const media = builtinMedia(key);
   if (!media) return null;
+  const failed = checkPreconditions(preconditionsOf(c), media.etag);
+  if (failed) return failed;
   const headers = headersFor(media.etag);
-  if (!noneMatch(c.req.header("If-None-Match"), media.etag)) return new Response(null, { status: 304, headers });
   headers.set("Content-Type", media.contentType);
   headers.set("Content-Length", String(media.bytes.byteLength));
   // Range is optional for a server (RFC 9110 §14.2); a 309-byte icon is always sent whole.
@@ -74,8 +151,9 @@ function serveBuiltin(c: Context<AppEnv>, key: string): Response | null {
 async function serveHead(c: Context<AppEnv>, key: string): Promise<Response | null> {
   const object = await c.env.MEDIA.head(key);
   if (!object) return null;
+  const failed = checkPreconditions(preconditionsOf(c), object.httpEtag, object.uploaded);
+  if (failed) return failed;
   const headers = headersFor(object.httpEtag);
-  if (!noneMatch(c.req.header("If-None-Match"), object.httpEtag)) return new Response(null, { status: 304, headers });
   describe(object, headers);
   headers.set("Content-Length", String(object.size));
   headers.set("Accept-Ranges", "bytes");
@@ -83,11 +161,18 @@ async function serveHead(c: Context<AppEnv>, key: string): Promise<Response | nu
 }
 
 async function serveGet(c: Context<AppEnv>, key: string): Promise<Response | null> {
-  const request = c.req.raw.headers;
+  const preconditions = preconditionsOf(c);
+  if (isConditional(preconditions)) {
+    // Evaluated here, not by R2, which throws on a malformed ETag header; a 304 then costs no body.
+    const head = await c.env.MEDIA.head(key);
+    if (!head) return null;
+    const failed = checkPreconditions(preconditions, head.httpEtag, head.uploaded);
+    if (failed) return failed;
+  }
   const range = c.req.header("Range");
-  let object: R2Object | R2ObjectBody | null;
+  let object: R2ObjectBody | null;
   try {
-    object = await c.env.MEDIA.get(key, { range: request, onlyIf: request });
+    object = await c.env.MEDIA.get(key, { range: c.req.raw.headers });
   } catch (error) {
     if (range === undefined) throw error;
     // R2 may reject a range that starts beyond the object.
@@ -99,15 +184,6 @@ async function serveGet(c: Context<AppEnv>, key: string): Promise<Response | nul
   if (!object) return null;
   const headers = headersFor(object.httpEtag);
   headers.set("Accept-Ranges", "bytes");
-  if (!("body" in object)) {
-    // A failed precondition: If-None-Match / If-Modified-Since mean "not modified" (RFC 9110 §13.2.2).
-    if (c.req.header("If-None-Match") !== undefined || c.req.header("If-Modified-Since") !== undefined) {
-      return new Response(null, { status: 304, headers });
-    }
-    throw new ApiError("precondition_failed", "The object does not match the request's preconditions.", {
-      headers: { ETag: object.httpEtag },
-    });
-  }
   if (range !== undefined && unsatisfiable(range, object.size)) {
     await object.body.cancel();
     throw rangeNotSatisfiable(object.size);
