@@ -1,0 +1,107 @@
+/**
+ * The route security matrix: every route the app registers, except the few
+ * public ones, needs a valid token with the method's scope. The list is read
+ * from `app.routes`, so a route added later is covered without touching this
+ * file, and a route that forgets the token middleware fails here.
+ */
+import { beforeAll, describe, expect, it } from "vitest";
+import { app } from "../src/app";
+import { call, caller, type Caller } from "./helpers";
+
+/** Routes anyone may call: the API reference, public media URLs and the token endpoint. */
+const PUBLIC = [/^\/docs(\/|$)/, /^\/v3\.0\/openapi\.json$/, /^\/media\//, /^\/v3\.0\/oauth2\/token$/];
+
+/** An id no test creates: the route's own lookup answers 404, after authorization. */
+const MISSING_ID = "987654321";
+
+type Route = { method: string; pattern: string; path: string };
+
+/** One entry per method and path (validators register the same route again); "ALL" entries are middleware. */
+const routes: Route[] = [
+  ...new Map(
+    app.routes
+      .filter(({ method, path }) => method !== "ALL" && !PUBLIC.some((pattern) => pattern.test(path)))
+      .map(({ method, path }): [string, Route] => [
+        `${method} ${path}`,
+        { method, pattern: path, path: path.replaceAll(/:id\{[^}]*\}/g, MISSING_ID) },
+      ]),
+  ).values(),
+];
+
+/** A small valid JSON body, so the body rules (413, 415, malformed JSON) never answer first. */
+const bodyFor = ({ method, path }: Route) =>
+  method === "GET"
+    ? undefined
+    : JSON.stringify(path.endsWith("/pinpoints") && path !== "/v3.0/pinpoints" ? [{ id: 1 }] : {});
+
+function request(route: Route, token?: string): Promise<Response> {
+  const body = bodyFor(route);
+  return call(route.path, {
+    method: route.method,
+    headers: {
+      ...(token === undefined ? {} : { Authorization: `Bearer ${token}` }),
+      ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+    },
+    body,
+  });
+}
+
+let readOnly: Caller;
+let writeOnly: Caller;
+let both: Caller;
+beforeAll(async () => {
+  [readOnly, writeOnly, both] = await Promise.all([caller("read"), caller("write"), caller("read write")]);
+});
+
+it("covers every protected route of the app", () => {
+  const names = routes.map(({ method, pattern }) => `${method} ${pattern}`);
+  expect(names.length).toBeGreaterThan(0);
+  expect(names).toEqual(
+    expect.arrayContaining([
+      "GET /v3.0/pinpoints",
+      "POST /v3.0/lists/:id{[0-9]+}/pinpoints",
+      "DELETE /v3.0/lists/:id{[0-9]+}/pinpoints",
+      "GET /v3.0/events",
+      "POST /v3.0/events",
+      "PUT /v3.0/events/:id{[0-9]+}",
+      "DELETE /v3.0/categories/:id{[0-9]+}",
+    ]),
+  );
+  // Every path parameter was replaced: a new kind would otherwise be requested literally.
+  for (const { path } of routes) expect(path).not.toMatch(/[:{}*]/);
+});
+
+describe.each(routes)("$method $pattern", (route) => {
+  it("answers 401 with a bare Bearer challenge without a token", async () => {
+    const response = await request(route);
+    expect(response.status).toBe(401);
+    expect(response.headers.get("WWW-Authenticate")).toBe('Bearer realm="api"');
+    await response.body?.cancel();
+  });
+
+  it("answers 401 invalid_token for a garbage token", async () => {
+    const response = await request(route, "not-a-token");
+    expect(response.status).toBe(401);
+    expect(response.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="api", error="invalid_token"/);
+    await response.body?.cancel();
+  });
+
+  it("answers 403 insufficient_scope for a token without the method's scope", async () => {
+    const [who, needed] = route.method === "GET" ? [writeOnly, "read"] : [readOnly, "write"];
+    const response = await request(route, who.token);
+    expect(response.status).toBe(403);
+    expect(response.headers.get("WWW-Authenticate")).toBe(
+      `Bearer realm="api", error="insufficient_scope", scope="${needed}"`,
+    );
+    await response.body?.cancel();
+  });
+
+  it("lets a token with the scope through to the route itself", async () => {
+    const response = await request(route, both.token);
+    const text = await response.text();
+    expect(response.headers.get("WWW-Authenticate"), text).toBeNull();
+    // An unknown id is the route's own 404; a collection answers 200 (read) or 400 (an empty body to create).
+    const expected = route.pattern.includes(":id") ? [404] : route.method === "GET" ? [200] : [400];
+    expect(expected, `${response.status} ${text}`).toContain(response.status);
+  });
+});
