@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { allPages, BASE, call, caller, createPinpoint, json, type Caller } from "./helpers";
+import { mediaFile } from "./media-fixtures";
 
 type CategoryJson = { id: number; name: string; image_url: string | null; created_at: string; updated_at: string };
 type Problem = { status: number; errors?: { pointer: string; detail: string }[] };
@@ -95,6 +96,21 @@ describe("POST /v3.0/categories", () => {
     expect(await objectCount()).toBe(before);
     const names = (await allPages<CategoryJson>(a, "/v3.0/categories?limit=1000")).flatMap((p) => p.results);
     expect(names.map((c) => c.name)).not.toContain("Liar");
+  });
+
+  it("accepts only image types for image_file, though video/mp4 is a configured media type", async () => {
+    const before = await objectCount();
+    const res = await a.send("POST", "/v3.0/categories", { name: "Film", image_file: mediaFile("video/mp4", "x.mp4") });
+    const body = await expectProblem(res, 400, ["/image_file/type"]);
+    expect(body.errors?.[0]?.detail).toBe("must be one of image/jpeg, image/png, image/gif, image/webp, image/avif");
+    const mine = await createCategory(a, "Still");
+    const put = await a.send("PUT", `/v3.0/categories/${mine.id}`, { image_file: mediaFile("video/mp4", "x.mp4") });
+    await expectProblem(put, 400, ["/image_file/type"]);
+    expect(await objectCount()).toBe(before + 1);
+    expect(await json(await a.get(`/v3.0/categories/${mine.id}`))).toEqual(mine);
+    const gif = await a.send("POST", "/v3.0/categories", { name: "Gif", image_file: mediaFile("image/gif", "x.gif") });
+    expect(gif.status).toBe(201);
+    await gif.arrayBuffer();
   });
 
   it("needs a token with the write scope", async () => {

@@ -65,8 +65,10 @@ export const categoryRoutes = resourceApp()
     "/",
     ...operations.create(validate("json", categoryCreate), async (c) => {
       const { image_file, ...fields } = c.req.valid("json");
-      const row = await writeWithMedia(c, { file: image_file, pointer: "/image_file", previousKey: null }, (key) =>
-        categoryRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, image_key: key }),
+      const row = await writeWithMedia(
+        c,
+        { file: image_file, pointer: "/image_file", previousKey: null, accept: "image" },
+        (key) => categoryRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, image_key: key }),
       );
       return created(c, `/v3.0/categories/${row.id}`, categoryToJson(row, mediaUrls(c)));
     }),
@@ -86,7 +88,7 @@ export const categoryRoutes = resourceApp()
       const current = await writableCategory(c.env.DB, accountId, pathId(c, "category"));
       const row = await writeWithMedia(
         c,
-        { file: image_file, pointer: "/image_file", previousKey: current.image_key },
+        { file: image_file, pointer: "/image_file", previousKey: current.image_key, accept: "image" },
         (key) => categoryRows.update(c.env.DB, accountId, current.id, key ? { ...fields, image_key: key } : fields),
       );
       return c.json(categoryToJson(row, mediaUrls(c)));

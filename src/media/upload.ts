@@ -43,9 +43,14 @@ export type MediaFile = z.output<typeof mediaFile>;
 // Common misspelling of image/jpeg that browsers and clients still send.
 const aliases: Record<string, string> = { "image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg" };
 
-function acceptedType(c: Context<AppEnv>, declared: string, pointer: string): string {
+/** What a field takes: any configured type, or only its image types (a category icon is never a video). */
+export type Accept = "media" | "image";
+
+function acceptedType(c: Context<AppEnv>, declared: string, pointer: string, accept: Accept): string {
   const type = aliases[declared] ?? declared;
-  const allowed = [...c.var.config.mediaTypes].filter((t) => verifiableTypes.has(t));
+  const allowed = [...c.var.config.mediaTypes].filter(
+    (t) => verifiableTypes.has(t) && (accept === "media" || t.startsWith("image/")),
+  );
   if (!allowed.includes(type)) throw fieldError(`${pointer}/type`, `must be one of ${allowed.join(", ")}`);
   return type;
 }
@@ -68,13 +73,19 @@ function contentDisposition(name: string): string {
 }
 
 /**
- * Decodes `file`, checks its type against configuration and its magic number,
- * its size against MAX_MEDIA_BYTES (413), and stores it in R2 with its content
- * type; returns the new key. Bad input is a 400 pointing under `pointer`
+ * Decodes `file`, checks its type against configuration (only image types
+ * for `accept: "image"`) and its magic number, its size against
+ * MAX_MEDIA_BYTES (413), and stores it in R2 with its content type; returns
+ * the new key. Bad input is a 400 pointing under `pointer`
  * (e.g. "/media_file/content").
  */
-export async function storeUpload(c: Context<AppEnv>, file: MediaFile, pointer: string): Promise<string> {
-  const type = acceptedType(c, file.type, pointer);
+export async function storeUpload(
+  c: Context<AppEnv>,
+  file: MediaFile,
+  pointer: string,
+  accept: Accept = "media",
+): Promise<string> {
+  const type = acceptedType(c, file.type, pointer, accept);
   const bytes = decodeBase64(file.content);
   if (bytes === null) throw fieldError(`${pointer}/content`, "must be base64 (standard or URL-safe)");
   if (bytes.byteLength === 0) throw fieldError(`${pointer}/content`, "must not be empty");
@@ -104,10 +115,10 @@ export async function storeUpload(c: Context<AppEnv>, file: MediaFile, pointer: 
  */
 export async function writeWithMedia<T>(
   c: Context<AppEnv>,
-  opts: { file: MediaFile | null | undefined; pointer: string; previousKey: string | null },
+  opts: { file: MediaFile | null | undefined; pointer: string; previousKey: string | null; accept?: Accept },
   write: (key: string | null | undefined) => Promise<T>,
 ): Promise<T> {
-  const key = opts.file ? await storeUpload(c, opts.file, opts.pointer) : opts.file;
+  const key = opts.file ? await storeUpload(c, opts.file, opts.pointer, opts.accept) : opts.file;
   let result: T;
   try {
     result = await write(key);
