@@ -326,7 +326,7 @@ describe("statements per batch", () => {
       const { d1, seen } = countingD1();
       const result = await apply(d1, a.accountId, list.id, items);
       expect(result).toEqual({ total: n, errors: [] });
-      expect(seen).toEqual({ batches: 1, statements: 3, maxParameters: 3, other: 0 });
+      expect(seen).toEqual({ batches: 1, statements: 3, maxParameters: 4, other: 0 });
     }
   });
 });

@@ -1,8 +1,8 @@
 /**
  * List membership batches (CONTRACT "List membership"). However many items a
  * batch has (up to 1,000), it is one D1 batch of three statements, applied
- * atomically: the list's owner, the owners of the named pinpoints, and the
- * write itself. The ids travel as one JSON parameter expanded by json_each(),
+ * atomically: the list's owner, the named pinpoints that cannot be applied,
+ * and the write itself. The ids travel as one JSON parameter expanded by json_each(),
  * so no statement comes near D1's limit of 100 bound parameters. Valid items
  * are applied even when others fail; each failure is reported by index.
  */
@@ -29,12 +29,18 @@ function parseItems(items: readonly unknown[]): Parsed {
 const LIST_OWNER = "SELECT account_id FROM lists WHERE id = ?1";
 const OWNED_LIST = "EXISTS (SELECT 1 FROM lists WHERE id = ?1 AND account_id = ?3)";
 
-/** Per named pinpoint: its owner (null if it does not exist) and whether it is in the list. */
+/**
+ * The named pinpoints that cannot be applied, with their owner (null if they
+ * do not exist): missing, another account's, or (?4 = 1, a removal) not in
+ * the list. Only these rows come back, so a valid batch of 1,000 reads back
+ * nothing instead of 1,000 rows (half the batch's CPU time, measured).
+ */
 const CLASSIFY = `
-  SELECT j.value AS id, p.account_id AS account_id, lp.pinpoint_id IS NOT NULL AS member
+  SELECT j.value AS id, p.account_id AS account_id
   FROM (SELECT DISTINCT value FROM json_each(?2)) AS j
   LEFT JOIN pinpoints AS p ON p.id = j.value
-  LEFT JOIN list_pinpoints AS lp ON lp.list_id = ?1 AND lp.pinpoint_id = j.value`;
+  LEFT JOIN list_pinpoints AS lp ON lp.list_id = ?1 AND lp.pinpoint_id = j.value
+  WHERE p.account_id IS NOT ?3 OR (?4 AND lp.pinpoint_id IS NULL)`;
 
 const ADD = `
   INSERT OR IGNORE INTO list_pinpoints (list_id, pinpoint_id)
@@ -45,7 +51,7 @@ const REMOVE = `
   DELETE FROM list_pinpoints
   WHERE list_id = ?1 AND pinpoint_id IN (SELECT value FROM json_each(?2)) AND ${OWNED_LIST}`;
 
-type Classified = { id: number; account_id: number | null; member: number };
+type Classified = { id: number; account_id: number | null };
 
 async function applyBatch(
   d1: D1Database,
@@ -58,7 +64,7 @@ async function applyBatch(
   const ids = JSON.stringify([...new Set(valid.map((v) => v.id))]);
   const [owner, classified] = await d1.batch([
     d1.prepare(LIST_OWNER).bind(listId),
-    d1.prepare(CLASSIFY).bind(listId, ids),
+    d1.prepare(CLASSIFY).bind(listId, ids, accountId, operation === "remove" ? 1 : 0),
     d1.prepare(operation === "add" ? ADD : REMOVE).bind(listId, ids, accountId),
   ]);
   ownedOr404((owner!.results as { account_id: number }[])[0], accountId, "list");
@@ -66,15 +72,10 @@ async function applyBatch(
   const byId = new Map((classified!.results as Classified[]).map((row) => [row.id, row]));
   for (const { index, id } of valid) {
     const row = byId.get(id);
-    const error: BatchItemError["error"] | null =
-      row?.account_id == null
-        ? "not_found"
-        : row.account_id !== accountId
-          ? "forbidden"
-          : operation === "remove" && !row.member
-            ? "not_member"
-            : null;
-    if (error) errors.push({ index, id, error });
+    if (!row) continue;
+    const error: BatchItemError["error"] =
+      row.account_id === null ? "not_found" : row.account_id !== accountId ? "forbidden" : "not_member";
+    errors.push({ index, id, error });
   }
   errors.sort((a, b) => a.index - b.index);
   return { total: items.length, errors };
