@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { allPages, BASE, call, caller, createPinpoint, json, type Caller } from "./helpers";
-import { mediaFile } from "./media-fixtures";
+import { bucketKeys, mediaFile, sendDuringUpload } from "./media-fixtures";
 
 type CategoryJson = { id: number; name: string; image_url: string | null; created_at: string; updated_at: string };
 type Problem = { status: number; errors?: { pointer: string; detail: string }[] };
@@ -203,6 +203,25 @@ describe("PUT /v3.0/categories/{id}", () => {
 
   it("answers 404 for a category that does not exist", async () => {
     await expectProblem(await a.send("PUT", "/v3.0/categories/999999", { name: "x" }), 404);
+  });
+
+  it("deletes the new image when the category is deleted during the upload (404)", async () => {
+    const mine = await createCategory(a, "Racing");
+    const oldKey = keyOf(mine.image_url);
+    const before = await bucketKeys();
+    const { response, uploaded } = await sendDuringUpload(
+      a,
+      "PUT",
+      `/v3.0/categories/${mine.id}`,
+      { name: "Too late", image_file: png(9) },
+      async () => expect((await a.send("DELETE", `/v3.0/categories/${mine.id}`)).status).toBe(204),
+    );
+    await expectProblem(response, 404);
+    expect(uploaded).toHaveLength(1);
+    expect(await objectExists(uploaded[0]!)).toBe(false);
+    // The DELETE removes the old image after its response.
+    await eventually(async () => !(await objectExists(oldKey)));
+    expect(await bucketKeys()).toEqual(before.filter((key) => key !== oldKey));
   });
 });
 

@@ -1,6 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { allPages, BASE, caller, createPinpoint, json, type Caller } from "./helpers";
+import { bucketKeys, sendDuringUpload } from "./media-fixtures";
 
 type Occurrence = { start: string; end: string };
 type EventJson = {
@@ -135,6 +136,42 @@ describe("POST /v3.0/events", () => {
     });
     await expectProblem(res, 403);
     expect((await env.MEDIA.list()).objects.length).toBe(before);
+  });
+});
+
+describe("a database write failing after the upload", () => {
+  it("POST: the pinpoint deleted during the upload is 400 at /pinpoint, and the upload is deleted", async () => {
+    const place = await createPinpoint(a);
+    const before = await bucketKeys();
+    const { response, uploaded } = await sendDuringUpload(
+      a,
+      "POST",
+      "/v3.0/events",
+      { name: "Gone", pinpoint: place.id, dates: ONE_DATE, media_file: jpeg(5) },
+      async () => expect((await a.send("DELETE", `/v3.0/pinpoints/${place.id}`)).status).toBe(204),
+    );
+    await expectProblem(response, 400, ["/pinpoint"]);
+    expect(uploaded).toHaveLength(1);
+    expect(await objectExists(uploaded[0]!)).toBe(false);
+    expect(await bucketKeys()).toEqual(before);
+  });
+
+  it("PUT: moving to a pinpoint deleted during the upload keeps the event and its media, and deletes the upload", async () => {
+    const event = await createEvent(a, aPlace, { media_file: jpeg(6) });
+    const target = await createPinpoint(a);
+    const before = await bucketKeys();
+    const { response, uploaded } = await sendDuringUpload(
+      a,
+      "PUT",
+      `/v3.0/events/${event.id}`,
+      { pinpoint: target.id, name: "Moved", media_file: jpeg(7) },
+      async () => expect((await a.send("DELETE", `/v3.0/pinpoints/${target.id}`)).status).toBe(204),
+    );
+    await expectProblem(response, 400, ["/pinpoint"]);
+    expect(uploaded).toHaveLength(1);
+    expect(await objectExists(uploaded[0]!)).toBe(false);
+    expect(await bucketKeys()).toEqual(before);
+    expect(await json(await a.get(`/v3.0/events/${event.id}`))).toEqual(event);
   });
 });
 

@@ -1,9 +1,13 @@
 /**
  * Sample uploads for the media tests: the smallest byte strings that carry
- * each accepted type's magic number, base64 helpers and R2 inspection.
+ * each accepted type's magic number, base64 helpers, R2 inspection, and a
+ * way to land a concurrent request in the middle of an upload.
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { expect } from "vitest";
+import { app } from "../src/app";
+import { BASE } from "./helpers";
 
 const ascii = (text: string) => Array.from(text, (ch) => ch.charCodeAt(0));
 const be32 = (n: number) => [(n >>> 24) & 255, (n >>> 16) & 255, (n >>> 8) & 255, n & 255];
@@ -68,4 +72,44 @@ export async function eventuallyGone(key: string): Promise<void> {
 
 export async function exists(key: string): Promise<boolean> {
   return (await env.MEDIA.head(key)) !== null;
+}
+
+/**
+ * Sends a JSON request as `who` through the app with the real bucket, running
+ * `meanwhile` (e.g. a DELETE) as soon as an upload has reached R2 and before
+ * the route writes its row: a concurrent request landing at exactly that
+ * moment, made deterministic. Returns the response and the keys uploaded.
+ */
+export async function sendDuringUpload(
+  who: { token: string },
+  method: string,
+  path: string,
+  body: unknown,
+  meanwhile: () => Promise<unknown>,
+): Promise<{ response: Response; uploaded: string[] }> {
+  const request = new Request(new URL(path, BASE), {
+    method,
+    headers: { Authorization: `Bearer ${who.token}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  const uploaded: string[] = [];
+  const real = env.MEDIA;
+  const bucket = new Proxy(real, {
+    get(target, property) {
+      if (property === "put") {
+        return async (...args: Parameters<R2Bucket["put"]>) => {
+          const object = await target.put(...args);
+          uploaded.push(args[0]);
+          await meanwhile();
+          return object;
+        };
+      }
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const ctx = createExecutionContext();
+  const response = await app.fetch(request, { ...env, MEDIA: bucket }, ctx);
+  await waitOnExecutionContext(ctx);
+  return { response, uploaded };
 }
