@@ -119,6 +119,24 @@ describe("request bodies", () => {
     expect((await (await a.get(`/v3.0/pinpoints/${pinpoint.id}`)).json<{ name: string }>()).name).toBe("Place");
   });
 
+  it("refuse a declared body of another type with 415 before reading it", async () => {
+    let pulled = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new Uint8Array(64 * 1024));
+      },
+    });
+    const response = await call("/v3.0/pinpoints", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "text/plain", "Content-Length": "10000000" },
+      body,
+      duplex: "half",
+    } as RequestInit);
+    await expectProblem(response, 415, "unsupported_media_type");
+    expect(pulled).toBeLessThanOrEqual(2);
+  });
+
   it("refuse a body without a Content-Type with 415", async () => {
     // A Blob without a type sends no Content-Type header.
     const response = await raw("POST", "/v3.0/lists", new Blob([JSON.stringify({ name: "x" })]));

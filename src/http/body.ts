@@ -96,20 +96,21 @@ export const jsonBody = () =>
     const declared = lengthHeader && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : null;
     if (declared !== null && declared > max) throw tooLarge(max);
     const contentType = c.req.header("Content-Type");
-    const mediaType = contentType?.split(";")[0]?.trim() ?? "";
-    const bytes = await readBodyWithin(raw.body, max, declared);
-    const isJson = jsonMediaType.test(mediaType);
-    if (bytes.byteLength === 0) {
-      if (isJson) throw new ApiError("malformed_json", "The request body is empty; send a JSON document.");
-      return next();
-    }
-    if (!isJson) {
-      throw new ApiError(
+    const isJson = jsonMediaType.test(contentType?.split(";")[0]?.trim() ?? "");
+    const unsupported = () =>
+      new ApiError(
         "unsupported_media_type",
         `Request bodies must be application/json${contentType ? `, not ${contentType}` : ""}.`,
         { headers: { "Accept-Post": "application/json" } },
       );
+    // A declared non-empty body of another type is refused before any of it is read.
+    if (!isJson && declared !== null && declared > 0) throw unsupported();
+    const bytes = await readBodyWithin(raw.body, max, declared);
+    if (bytes.byteLength === 0) {
+      if (isJson) throw new ApiError("malformed_json", "The request body is empty; send a JSON document.");
+      return next();
     }
+    if (!isJson) throw unsupported();
     let text: string;
     try {
       text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
