@@ -4,12 +4,12 @@
  * statement, and only when it touches nothing do we look again to tell 404
  * from 403 (CONTRACT "Access").
  */
-import { and, eq } from "drizzle-orm";
+import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
 import { clock } from "../clock";
-import { keyset, type Bound } from "../http/pagination";
-import { database } from "./client";
+import type { Bound } from "../http/pagination";
+import { database, type Database } from "./client";
 
 type OwnedColumns = { id: SQLiteColumn; account_id: SQLiteColumn; updated_at: SQLiteColumn };
 export type OwnedTable = SQLiteTable & OwnedColumns;
@@ -32,6 +32,40 @@ export function ownedRows<T extends OwnedTable>(
   const anyTable = table as unknown as SQLiteTable;
   const owned = (id: number, accountId: number) => and(eq(table.id, id), eq(table.account_id, accountId));
 
+  /**
+   * The hot reads as drizzle prepared queries, built once per database handle:
+   * the SQL is not rebuilt and the D1 statement not re-prepared per request.
+   */
+  const build = (db: Database) => {
+    const page = (where: ReturnType<typeof and>, order: typeof asc) =>
+      db
+        .select()
+        .from(anyTable)
+        .where(and(eq(table.account_id, sql.placeholder("accountId")), where))
+        .orderBy(order(table.id))
+        .limit(sql.placeholder("take"))
+        .prepare();
+    return {
+      byId: db
+        .select()
+        .from(anyTable)
+        .where(eq(table.id, sql.placeholder("id")))
+        .prepare(),
+      first: page(undefined, asc),
+      after: page(gt(table.id, sql.placeholder("id")), asc),
+      before: page(lt(table.id, sql.placeholder("id")), desc),
+    };
+  };
+  const preparedByDb = new WeakMap<Database, ReturnType<typeof build>>();
+  const prepared = (db: Database) => {
+    let queries = preparedByDb.get(db);
+    if (!queries) {
+      queries = build(db);
+      preparedByDb.set(db, queries);
+    }
+    return queries;
+  };
+
   return {
     what,
 
@@ -46,7 +80,7 @@ export function ownedRows<T extends OwnedTable>(
     },
 
     async get(d1: D1Database, accountId: number, id: number): Promise<Row> {
-      const row = await database(d1).select().from(anyTable).where(eq(table.id, id)).get();
+      const row = await prepared(database(d1)).byId.get({ id });
       return ownedOr404(row as (Row & { account_id: number | null }) | undefined, accountId, what);
     },
 
@@ -71,14 +105,9 @@ export function ownedRows<T extends OwnedTable>(
 
     /** One keyset page of the account's rows, over the `(account_id, id)` index. */
     async page(d1: D1Database, accountId: number, bound: Bound, take: number): Promise<Row[]> {
-      const { where, orderBy } = keyset(table.id, bound);
-      const rows = await database(d1)
-        .select()
-        .from(anyTable)
-        .where(and(eq(table.account_id, accountId), where))
-        .orderBy(orderBy)
-        .limit(take);
-      return rows as Row[];
+      const queries = prepared(database(d1));
+      const query = bound === null ? queries.first : bound.direction === "after" ? queries.after : queries.before;
+      return (await query.all({ accountId, id: bound?.id ?? 0, take })) as Row[];
     },
   };
 }
