@@ -35,8 +35,17 @@ const CATCH_ALL = new Set(["*", "/*"]);
 export function routePattern(c: Context): string | null {
   const routes = matchedRoutes(c);
   const route = routes.findLast((r) => r.method !== "ALL") ?? routes.findLast((r) => !CATCH_ALL.has(r.path));
-  return route ? route.path.replace(CONSTRAINT, "") : null;
+  if (!route) return null;
+  let pattern = patterns.get(route.path);
+  if (pattern === undefined) {
+    pattern = route.path.replace(CONSTRAINT, "");
+    patterns.set(route.path, pattern);
+  }
+  return pattern;
 }
+
+// Route paths are a fixed set, so their cleaned patterns are computed once per isolate.
+const patterns = new Map<string, string>();
 
 /** Logs the request once its response is known; mount it right after the request id. */
 export const requestLog = createMiddleware<AppEnv>(async function requestLog(c, next) {
