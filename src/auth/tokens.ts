@@ -55,8 +55,18 @@ function isClaims(value: Record<string, unknown>): value is TokenClaims {
   );
 }
 
+/**
+ * Tokens this isolate has already verified, with the key that signed them: a
+ * client sends the same token for hours, so its signature is checked once,
+ * not per request. Expiry and the key's presence are still checked each time.
+ */
+const verified = new Map<string, { claims: TokenClaims; kid: string }>();
+const MAX_VERIFIED = 10_000;
+
 /** Checks signature, algorithm, key and expiry; `nowSeconds` is injected for tests. */
 export async function verifyToken(token: string, keys: SigningKeys, nowSeconds: number): Promise<VerifyResult> {
+  const known = verified.get(token);
+  if (known && keyById(keys, known.kid)) return checkExpiry(known.claims, nowSeconds);
   const parts = token.split(".");
   if (parts.length !== 3) return { kind: "invalid", reason: "The token is malformed." };
   const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
@@ -69,6 +79,11 @@ export async function verifyToken(token: string, keys: SigningKeys, nowSeconds: 
   }
   const claims = parseJson(payloadPart);
   if (!claims || !isClaims(claims)) return { kind: "invalid", reason: "The token is malformed." };
-  if (claims.exp <= nowSeconds) return { kind: "invalid", reason: "The token has expired." };
-  return { kind: "valid", claims };
+  if (verified.size >= MAX_VERIFIED) verified.clear();
+  verified.set(token, { claims, kid: key.kid });
+  return checkExpiry(claims, nowSeconds);
+}
+
+function checkExpiry(claims: TokenClaims, nowSeconds: number): VerifyResult {
+  return claims.exp <= nowSeconds ? { kind: "invalid", reason: "The token has expired." } : { kind: "valid", claims };
 }
