@@ -2,11 +2,11 @@
  * POST /v3.0/oauth2/token: the OAuth 2.0 client credentials grant
  * (RFC 6749 §4.4). Errors use the RFC 6749 §5.2 body, not problem details.
  */
-import { and, eq, isNull } from "drizzle-orm";
+import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as z from "zod";
 import { clock } from "../clock";
-import { database } from "../db/client";
+import { preparedOnce } from "../db/client";
 import { clients } from "../db/schema";
 import type { AppEnv } from "../env";
 import { readBodyWithin } from "../http/body";
@@ -106,6 +106,15 @@ function field(form: URLSearchParams | FormData, name: string): string | null | 
   return values.length === 1 && typeof value === "string" ? value : undefined;
 }
 
+/** The client a token request names, unless revoked. */
+const activeClient = preparedOnce((db) =>
+  db
+    .select()
+    .from(clients)
+    .where(and(eq(clients.id, sql.placeholder("clientId")), isNull(clients.revoked_at)))
+    .prepare(),
+);
+
 // Hashed when a client id is unknown, so the response time does not reveal which ids exist.
 const UNKNOWN_CLIENT_HASH = "0".repeat(64);
 
@@ -178,11 +187,7 @@ export const tokenRoutes = new Hono<AppEnv>().post(
         "Client authentication is required (HTTP Basic or client_id and client_secret).",
       );
     }
-    const client = await database(c.env.DB)
-      .select()
-      .from(clients)
-      .where(and(eq(clients.id, clientId), isNull(clients.revoked_at)))
-      .get();
+    const client = await activeClient(c.env.DB).get({ clientId });
     const presented = await hashSecret(clientSecret);
     if (!hashesEqual(presented, client?.secret_hash ?? UNKNOWN_CLIENT_HASH) || !client) {
       return oauthError("invalid_client", "Client authentication failed.");

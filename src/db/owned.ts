@@ -9,7 +9,7 @@ import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
 import { clock } from "../clock";
 import type { Bound } from "../http/pagination";
-import { database, type Database } from "./client";
+import { database, preparedOnce } from "./client";
 
 type OwnedColumns = { id: SQLiteColumn; account_id: SQLiteColumn; updated_at: SQLiteColumn };
 export type OwnedTable = SQLiteTable & OwnedColumns;
@@ -32,11 +32,8 @@ export function ownedRows<T extends OwnedTable>(
   const anyTable = table as unknown as SQLiteTable;
   const owned = (id: number, accountId: number) => and(eq(table.id, id), eq(table.account_id, accountId));
 
-  /**
-   * The hot reads as drizzle prepared queries, built once per database handle:
-   * the SQL is not rebuilt and the D1 statement not re-prepared per request.
-   */
-  const build = (db: Database) => {
+  // The hot reads (get by id, pages) as prepared queries.
+  const prepared = preparedOnce((db) => {
     const page = (where: ReturnType<typeof and>, order: typeof asc) =>
       db
         .select()
@@ -55,16 +52,7 @@ export function ownedRows<T extends OwnedTable>(
       after: page(gt(table.id, sql.placeholder("id")), asc),
       before: page(lt(table.id, sql.placeholder("id")), desc),
     };
-  };
-  const preparedByDb = new WeakMap<Database, ReturnType<typeof build>>();
-  const prepared = (db: Database) => {
-    let queries = preparedByDb.get(db);
-    if (!queries) {
-      queries = build(db);
-      preparedByDb.set(db, queries);
-    }
-    return queries;
-  };
+  });
 
   return {
     what,
@@ -80,7 +68,7 @@ export function ownedRows<T extends OwnedTable>(
     },
 
     async get(d1: D1Database, accountId: number, id: number): Promise<Row> {
-      const row = await prepared(database(d1)).byId.get({ id });
+      const row = await prepared(d1).byId.get({ id });
       return ownedOr404(row as (Row & { account_id: number | null }) | undefined, accountId, what);
     },
 
@@ -105,7 +93,7 @@ export function ownedRows<T extends OwnedTable>(
 
     /** One keyset page of the account's rows, over the `(account_id, id)` index. */
     async page(d1: D1Database, accountId: number, bound: Bound, take: number): Promise<Row[]> {
-      const queries = prepared(database(d1));
+      const queries = prepared(d1);
       const query = bound === null ? queries.first : bound.direction === "after" ? queries.after : queries.before;
       return (await query.all({ accountId, id: bound?.id ?? 0, take })) as Row[];
     },
