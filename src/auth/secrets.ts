@@ -32,7 +32,7 @@ export async function hashSecret(secret: string): Promise<string> {
   return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret)));
 }
 
-/** Constant-time comparison of two hashes of equal length. */
+/** Constant-time comparison of two hashes (or MACs) of equal length, as text. */
 export function hashesEqual(a: string, b: string): boolean {
   if (a.length !== b.length) return false;
   let diff = 0;
