@@ -11,7 +11,7 @@ import { clients } from "../db/schema";
 import type { AppEnv } from "../env";
 import { readBodyWithin } from "../http/body";
 import { operation } from "../openapi/metadata";
-import { hashSecret, hashesEqual } from "./secrets";
+import { secretMatches } from "./secrets";
 import { signingKeys } from "./signing";
 import { signToken } from "./tokens";
 
@@ -188,8 +188,7 @@ export const tokenRoutes = new Hono<AppEnv>().post(
       );
     }
     const client = await activeClient(c.env.DB).get({ clientId });
-    const presented = await hashSecret(clientSecret);
-    if (!hashesEqual(presented, client?.secret_hash ?? UNKNOWN_CLIENT_HASH) || !client) {
+    if (!(await secretMatches(clientSecret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
       return oauthError("invalid_client", "Client authentication failed.");
     }
 
