@@ -4,11 +4,11 @@
  * statement, and only when it touches nothing do we look again to tell 404
  * from 403 (CONTRACT "Access").
  */
-import { and, asc, desc, eq, gt, lt, sql } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
 import { clock } from "../clock";
-import type { Bound } from "../http/pagination";
+import { keyset, type Bound } from "../http/pagination";
 import { database, preparedOnce } from "./client";
 
 type OwnedColumns = { id: SQLiteColumn; account_id: SQLiteColumn; updated_at: SQLiteColumn };
@@ -34,23 +34,20 @@ export function ownedRows<T extends OwnedTable>(
 
   // The hot reads (get by id, pages) as prepared queries.
   const prepared = preparedOnce((db) => {
-    const page = (where: ReturnType<typeof and>, order: typeof asc) =>
-      db
+    const id = sql.placeholder("id");
+    const page = (bound: Bound<typeof id>) => {
+      const { where, orderBy } = keyset(table.id, bound);
+      return db
         .select()
         .from(anyTable)
         .where(and(eq(table.account_id, sql.placeholder("accountId")), where))
-        .orderBy(order(table.id))
+        .orderBy(orderBy)
         .limit(sql.placeholder("take"))
         .prepare();
+    };
     return {
-      byId: db
-        .select()
-        .from(anyTable)
-        .where(eq(table.id, sql.placeholder("id")))
-        .prepare(),
-      first: page(undefined, asc),
-      after: page(gt(table.id, sql.placeholder("id")), asc),
-      before: page(lt(table.id, sql.placeholder("id")), desc),
+      byId: db.select().from(anyTable).where(eq(table.id, id)).prepare(),
+      pages: { first: page(null), after: page({ direction: "after", id }), before: page({ direction: "before", id }) },
     };
   });
 
@@ -93,8 +90,7 @@ export function ownedRows<T extends OwnedTable>(
 
     /** One keyset page of the account's rows, over the `(account_id, id)` index. */
     async page(d1: D1Database, accountId: number, bound: Bound, take: number): Promise<Row[]> {
-      const queries = prepared(d1);
-      const query = bound === null ? queries.first : bound.direction === "after" ? queries.after : queries.before;
+      const query = prepared(d1).pages[bound?.direction ?? "first"];
       return (await query.all({ accountId, id: bound?.id ?? 0, take })) as Row[];
     },
   };

@@ -6,7 +6,7 @@
  * opaque and HMAC-signed, bound to the account, collection and filters they
  * were issued for: a tampered or foreign cursor is a 400, never a 500.
  */
-import { asc, desc, gt, lt, type SQL } from "drizzle-orm";
+import { asc, desc, gt, lt, type Placeholder, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import * as z from "zod";
@@ -39,8 +39,11 @@ export const pageQuery = z.object({
 
 export type PageQuery = z.output<typeof pageQuery>;
 
-/** Where a page starts: the first page, after an id (next) or before an id (previous). */
-export type Bound = { direction: "after"; id: number } | { direction: "before"; id: number } | null;
+/**
+ * Where a page starts: the first page, after an id (next) or before an id
+ * (previous). The id is a placeholder where a prepared query is built.
+ */
+export type Bound<Id = number> = { direction: "after" | "before"; id: Id } | null;
 
 type CursorPayload = { s: string; d: "a" | "b"; k: number };
 
@@ -83,7 +86,10 @@ async function decodeCursor(c: Context<AppEnv>, cursor: string, scope: string): 
 }
 
 /** The condition and order that read one page of `idColumn` from `bound`. */
-export function keyset(idColumn: SQLiteColumn, bound: Bound): { where: SQL | undefined; orderBy: SQL } {
+export function keyset(
+  idColumn: SQLiteColumn,
+  bound: Bound<number | Placeholder>,
+): { where: SQL | undefined; orderBy: SQL } {
   if (bound === null) return { where: undefined, orderBy: asc(idColumn) };
   return bound.direction === "after"
     ? { where: gt(idColumn, bound.id), orderBy: asc(idColumn) }
