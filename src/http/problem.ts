@@ -1,7 +1,7 @@
 /**
  * Errors as RFC 9457 problem details. Every failure the API reports is an
- * `ApiError` with a code from the one table below; `problemResponse` renders
- * it. The token endpoint uses RFC 6749 bodies instead (see auth/oauth-error.ts).
+ * `ApiError` with a code from the one table below; onError (errors.ts) renders
+ * it. The token endpoint uses RFC 6749 bodies instead (see auth/token-route.ts).
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
