@@ -89,7 +89,7 @@ export const categoryRoutes = resourceApp()
       const row = await writeWithMedia(
         c,
         { file: image_file, pointer: "/image_file", previousKey: current.image_key, accept: "image" },
-        (key) => categoryRows.update(c.env.DB, accountId, current.id, key ? { ...fields, image_key: key } : fields),
+        (key) => categoryRows.update(c.env.DB, accountId, current.id, { ...fields, image_key: key }),
       );
       return c.json(categoryToJson(row, mediaUrls(c)));
     }),

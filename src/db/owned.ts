@@ -69,9 +69,12 @@ export function ownedRows<T extends OwnedTable>(
       return ownedOr404(row as (Row & { account_id: number | null }) | undefined, accountId, what);
     },
 
-    /** Changes only the fields given; an empty change reads the row unchanged. */
+    /**
+     * Changes only the fields given; a field that is `undefined` counts as not
+     * given (as drizzle's `set` treats it), and an empty change reads the row unchanged.
+     */
     async update(d1: D1Database, accountId: number, id: number, values: Partial<Insert>): Promise<Row> {
-      if (Object.keys(values).length === 0) return this.get(d1, accountId, id);
+      if (Object.values(values).every((value) => value === undefined)) return this.get(d1, accountId, id);
       const row = await database(d1)
         .update(anyTable)
         .set({ ...values, updated_at: new Date(clock.now()) } as never)

@@ -102,8 +102,7 @@ export const eventRoutes = resourceApp()
       const row = await writeWithMedia(
         c,
         { file: media_file, pointer: "/media_file", previousKey: current.media_key },
-        (key) =>
-          eventRows.update(c.env.DB, accountId, current.id, key === undefined ? fields : { ...fields, media_key: key }),
+        (key) => eventRows.update(c.env.DB, accountId, current.id, { ...fields, media_key: key }),
       );
       return c.json(eventToJson(row, mediaUrls(c)));
     }),

@@ -96,7 +96,7 @@ export const pinpointRoutes = resourceApp()
       // With a file, ownership first, so a 403/404 costs no upload; its current key goes once replaced.
       const previousKey = media_file === undefined ? null : (await pinpointRows.get(c.env.DB, accountId, id)).media_key;
       const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey }, (media_key) =>
-        pinpointRows.update(c.env.DB, accountId, id, media_key === undefined ? fields : { ...fields, media_key }),
+        pinpointRows.update(c.env.DB, accountId, id, { ...fields, media_key }),
       );
       return c.json(pinpointToJson(row, mediaUrls(c)));
     }),
