@@ -17,9 +17,14 @@ function randomBase64url(byteLength: number): string {
     .replace(/=+$/, "");
 }
 
+/** `byteLength` random bytes as hex: unguessable identifiers (client ids, media keys). */
+export function randomHex(byteLength: number): string {
+  return hex(crypto.getRandomValues(new Uint8Array(byteLength)));
+}
+
 /** A new client id: 128 random bits, hex, URL- and form-safe. */
 export function generateClientId(): string {
-  return hex(crypto.getRandomValues(new Uint8Array(16)));
+  return randomHex(16);
 }
 
 /** A new client secret: 256 random bits, base64url. */

@@ -9,6 +9,7 @@
  */
 import type { Context } from "hono";
 import * as z from "zod";
+import { randomHex } from "../auth/secrets";
 import type { AppEnv } from "../env";
 import { ApiError, fieldError } from "../http/problem";
 import { decodeBase64 } from "./base64";
@@ -57,9 +58,7 @@ function acceptedType(c: Context<AppEnv>, declared: string, pointer: string, acc
 
 /** 128 random bits as hex, then the type's extension: unguessable, and readable in R2 listings. */
 function newKey(type: string): string {
-  const random = crypto.getRandomValues(new Uint8Array(16));
-  const hex = Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
-  return `m/${hex}.${extensionOf(type)}`;
+  return `m/${randomHex(16)}.${extensionOf(type)}`;
 }
 
 /** `inline` with the uploaded name (RFC 6266 §4.3, UTF-8 via RFC 8187), so a saved file keeps its name. */
