@@ -140,12 +140,14 @@ export async function paginate<Row extends { id: number }, Item>(
   const hasNext = bound?.direction === "before" ? true : hasMore;
   const hasPrevious = bound === null ? false : bound.direction === "after" ? true : hasMore;
 
+  // What next and previous share, built once: the path, the filters and the limit in force.
+  const base = new URL(c.req.path, c.req.url);
+  for (const [name, value] of Object.entries(filters)) base.searchParams.set(name, String(value));
+  base.searchParams.set("limit", String(query.limit));
+  const queryToken = c.req.query("access_token");
   const link = async (d: "a" | "b", k: number) => {
-    const url = new URL(c.req.path, c.req.url);
-    for (const [k2, v] of Object.entries(filters)) url.searchParams.set(k2, String(v));
-    url.searchParams.set("limit", String(query.limit));
+    const url = new URL(base);
     url.searchParams.set("cursor", await encodeCursor(c, { s: scope, d, k }));
-    const queryToken = c.req.query("access_token");
     if (queryToken !== undefined) url.searchParams.set("access_token", queryToken);
     return url.toString();
   };
