@@ -39,7 +39,7 @@ const corsPolicy = cors({
   },
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
   // Conditional and range headers let a script fetch public media as efficiently as an <img>.
-  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range"],
+  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range", "If-Range"],
   exposeHeaders: [
     "Location",
     "X-Request-Id",
