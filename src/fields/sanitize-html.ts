@@ -146,7 +146,10 @@ async function rewrite(html: string): Promise<string> {
         const tag = element.tagName;
         element.before(`<${tag}${kept.join("")}>`, { html: true });
         element.removeAndKeepContent();
-        if (!VOID.has(tag)) element.onEndTag((end) => end.before(`</${tag}>`, { html: true }));
+        if (!VOID.has(tag))
+          element.onEndTag((end) => {
+            end.before(`</${tag}>`, { html: true });
+          });
       },
     })
     .onDocument(document)
