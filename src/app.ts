@@ -49,6 +49,9 @@ const corsPolicy = cors({
     "ETag",
     "Content-Range",
     "Accept-Ranges",
+    "Retry-After",
+    "RateLimit",
+    "RateLimit-Policy",
   ],
   maxAge: 86_400,
 });

@@ -5,6 +5,7 @@ declare global {
   namespace Cloudflare {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      TEST_RATE_LIMIT_BINDINGS: { name: string; simple: { limit: number; period: number } }[];
     }
   }
 }

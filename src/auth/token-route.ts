@@ -10,6 +10,7 @@ import { preparedOnce } from "../db/client";
 import { clients } from "../db/schema";
 import type { AppEnv } from "../env";
 import { readBodyWithin } from "../http/body";
+import { limitTokenRequest, tokenRatePolicy } from "../http/rate-limit";
 import { operation } from "../openapi/metadata";
 import { secretMatches } from "./secrets";
 import { signingKeys } from "./signing";
@@ -137,9 +138,10 @@ const issueToken = operation({
       headers: { "WWW-Authenticate": { description: '`Basic realm="api", charset="UTF-8"`' } },
     },
   },
+  errors: [429],
 });
 
-export const tokenRoutes = new Hono<AppEnv>().post(
+export const tokenRoutes = new Hono<AppEnv>().use(tokenRatePolicy()).post(
   "/",
   ...issueToken(async (c) => {
     let form: URLSearchParams | FormData | null;
@@ -187,6 +189,8 @@ export const tokenRoutes = new Hono<AppEnv>().post(
         "Client authentication is required (HTTP Basic or client_id and client_secret).",
       );
     }
+    // Before the secret is checked: the limits are what stops guessing it.
+    await limitTokenRequest(c, clientId);
     const client = await activeClient(c.env.DB).get({ clientId });
     if (!(await secretMatches(clientSecret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
       return oauthError("invalid_client", "Client authentication failed.");
