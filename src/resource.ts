@@ -4,7 +4,7 @@
  */
 import { Hono } from "hono";
 import { requireToken } from "./auth/bearer";
-import type { AppEnv } from "./env";
+import type { AppEnv } from "./core/env";
 import { jsonBody } from "./http/body";
 import { markTokenRequired } from "./openapi/metadata";
 

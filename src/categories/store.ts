@@ -10,7 +10,7 @@ import { isForeignKeyViolation } from "../db/errors";
 import { ownedRows } from "../db/owned";
 import { categories, type Category } from "../db/schema";
 import { keyset, type Bound } from "../http/pagination";
-import { ApiError, forbidden, notFound } from "../http/problem";
+import { ApiError, forbidden, notFound } from "../core/problem";
 
 /** Create and (owner-scoped) update; reads and deletes follow the sharing rules below. */
 export const categoryRows = ownedRows(categories, { what: "category" });

@@ -7,7 +7,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
-import { clock } from "../clock";
+import { clock } from "../core/clock";
 import { keyset, type Bound } from "../http/pagination";
 import { database, preparedOnce } from "./client";
 

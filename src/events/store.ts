@@ -9,7 +9,7 @@ import { isForeignKeyViolation } from "../db/errors";
 import { ownedRows } from "../db/owned";
 import { events, pinpoints, type Event } from "../db/schema";
 import { keyset, type Bound } from "../http/pagination";
-import { fieldError, forbidden } from "../http/problem";
+import { fieldError, forbidden } from "../core/problem";
 
 const noSuchPinpoint = () => fieldError("/pinpoint", "must name an existing pinpoint");
 

@@ -10,11 +10,10 @@ import { asc, desc, gt, lt, type Placeholder, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { Context } from "hono";
 import * as z from "zod";
-import { base64urlDecode, base64urlEncode, utf8 } from "../auth/encoding";
-import { hashesEqual } from "../auth/secrets";
-import { hmacSign, signingKeys } from "../auth/signing";
-import type { AppEnv } from "../env";
-import { ApiError } from "./problem";
+import { base64urlDecode, base64urlEncode, timingSafeEqual, utf8 } from "../core/crypto";
+import { hmacSign, signingKeys } from "../core/signing";
+import type { AppEnv } from "../core/env";
+import { ApiError } from "../core/problem";
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
@@ -69,14 +68,13 @@ async function decodeCursor(c: Context<AppEnv>, cursor: string, scope: string): 
   if (!payloadBytes || signatureBytes?.byteLength !== SIGNATURE_BYTES || extra !== undefined) {
     throw invalidCursor("The cursor is malformed; follow the next and previous URLs as given.");
   }
-  // The MAC is truncated, so compare it ourselves (in constant time) rather than with verify();
-  // the signature is canonical base64url, so comparing its text compares its bytes.
+  // The MAC is truncated, so compare it ourselves (in constant time) rather than with verify().
   const keys = await signingKeys(c.env);
   let authentic = false;
   for (const key of [keys.current, keys.previous]) {
     if (key && !authentic) {
       const expected = (await hmacSign(key, signed(body))).subarray(0, SIGNATURE_BYTES);
-      authentic = hashesEqual(base64urlEncode(expected), signature);
+      authentic = timingSafeEqual(expected, signatureBytes);
     }
   }
   if (!authentic) throw invalidCursor("The cursor has been altered or was not issued by this service.");

@@ -4,7 +4,7 @@ import { ownedRows } from "../db/owned";
 import { lists } from "../db/schema";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
-import { ApiError } from "../http/problem";
+import { ApiError } from "../core/problem";
 import { created } from "../http/responses";
 import { validate } from "../http/validation";
 import { operation } from "../openapi/metadata";

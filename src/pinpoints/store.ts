@@ -6,7 +6,7 @@ import { isForeignKeyViolation } from "../db/errors";
 import { ownedRows } from "../db/owned";
 import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
 import { keyset, type Bound } from "../http/pagination";
-import { fieldError } from "../http/problem";
+import { fieldError } from "../core/problem";
 
 /**
  * Create, get, update (partial), delete and page. Deleting a pinpoint takes
