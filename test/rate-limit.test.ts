@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
-import { defaults, parseConfig } from "../src/config";
+import { defaults, parseConfig } from "../src/core/config";
 import { addressKey } from "../src/http/rate-limit";
 import { BASE, basic, call, caller, createClient, type Caller, type TestClient } from "./helpers";
 
