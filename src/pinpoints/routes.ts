@@ -1,4 +1,5 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
+import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
@@ -7,7 +8,6 @@ import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { operation } from "../openapi/metadata";
-import { resourceApp } from "../resource";
 import { pinpointToJson } from "./json";
 import { pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
 import { deletePinpoint, pageListPinpoints, pinpointRows } from "./store";
