@@ -8,7 +8,7 @@ import { Hono } from "hono";
 import type { AppEnv } from "../core/env";
 import { jsonBody } from "../http/body";
 import { clientRateLimit, clientRatePolicy } from "../http/rate-limit";
-import { markTokenRequired } from "../openapi/metadata";
+import { markTokenRequired } from "../http/route-metadata";
 import { requireToken } from "./bearer";
 
 export const resourceApp = () =>
