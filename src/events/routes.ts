@@ -24,9 +24,12 @@ const eventQuery = pageQuery.extend({
 const operations = {
   list: operation({
     summary: "List your events",
-    description: "In creation order. With `pinpoint`, the events at that pinpoint (403 if it is another account's).",
+    description:
+      "In creation order. With `pinpoint`, the events at that pinpoint (403 if it is another account's, 404 " +
+      "if there is no such pinpoint).",
     operationId: "listEvents",
     responses: { 200: pageOf(eventJson) },
+    errors: [404],
   }),
   create: operation({
     summary: "Create an event",

@@ -18,9 +18,12 @@ const listQuery = pageQuery.extend({ list: idParam.meta({ description: "Only the
 const operations = {
   list: operation({
     summary: "List your pinpoints",
-    description: "In creation order. With `list`, the pinpoints of that list (403 if it is another account's).",
+    description:
+      "In creation order. With `list`, the pinpoints of that list (403 if it is another account's, 404 if " +
+      "there is no such list).",
     operationId: "listPinpoints",
     responses: { 200: pageOf(pinpointJson) },
+    errors: [404],
   }),
   create: operation({
     summary: "Create a pinpoint",
