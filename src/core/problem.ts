@@ -24,6 +24,7 @@ export const problemCodes = {
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   range_not_satisfiable: { status: 416, title: "Range not satisfiable" },
   internal_error: { status: 500, title: "Internal server error" },
+  not_configured: { status: 503, title: "The service is not configured" },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 
 export type ProblemCode = keyof typeof problemCodes;
