@@ -34,7 +34,7 @@ export const pageQuery = z.object({
   limit: limitParam.meta({
     description: `Items per page: ${DEFAULT_LIMIT} when absent or 0; larger than ${MAX_LIMIT} means ${MAX_LIMIT}`,
   }),
-  cursor: z.string().max(512).optional().meta({ description: "Opaque; comes with a page's next and previous URLs" }),
+  cursor: z.string().max(1024).optional().meta({ description: "Opaque; comes with a page's next and previous URLs" }),
 });
 
 export type PageQuery = z.output<typeof pageQuery>;
@@ -45,7 +45,17 @@ export type PageQuery = z.output<typeof pageQuery>;
  */
 export type Bound<Id = number> = { direction: "after" | "before"; id: Id } | null;
 
-type CursorPayload = { s: string; d: "a" | "b"; k: number };
+/**
+ * A row's place in a composite order, e.g. `[distance, id]`, compared element
+ * by element, all ascending; the last element is always the row's id.
+ */
+export type SortKey = readonly number[];
+
+/** Where a page of a composite order starts: the first page, after or before a key. */
+export type KeyBound = { direction: "after" | "before"; key: SortKey } | null;
+
+// `k` is a bare number for id-ordered collections (the cursors issued before composite orders).
+type CursorPayload = { s: string; d: "a" | "b"; k: number | number[] };
 
 // Domain separation: a cursor signature can never be mistaken for a token signature.
 const signed = (payload: string) => `cursor.${payload}`;
@@ -61,7 +71,7 @@ async function encodeCursor(c: Context<AppEnv>, payload: CursorPayload): Promise
 const invalidCursor = (detail: string) =>
   new ApiError("invalid_cursor", detail, { errors: [{ parameter: "cursor", detail }] });
 
-async function decodeCursor(c: Context<AppEnv>, cursor: string, scope: string): Promise<Bound> {
+async function decodeCursor(c: Context<AppEnv>, cursor: string, scope: string): Promise<KeyBound> {
   const [body = "", signature = "", extra] = cursor.split(".");
   // base64urlDecode accepts only the canonical spelling, so no character of a cursor can change unnoticed.
   const payloadBytes = body ? base64urlDecode(body) : null;
@@ -82,7 +92,10 @@ async function decodeCursor(c: Context<AppEnv>, cursor: string, scope: string): 
   if (!authentic) throw invalidCursor("The cursor has been altered or was not issued by this service.");
   const payload = JSON.parse(utf8.decode(payloadBytes)) as CursorPayload;
   if (payload.s !== scope) throw invalidCursor("The cursor belongs to a different query; follow the URLs as given.");
-  return { direction: payload.d === "a" ? "after" : "before", id: payload.k };
+  return {
+    direction: payload.d === "a" ? "after" : "before",
+    key: typeof payload.k === "number" ? [payload.k] : payload.k,
+  };
 }
 
 /** The condition and order that read one page of `idColumn` from `bound`. */
@@ -101,9 +114,16 @@ export type PageOptions<Row extends { id: number }, Item> = {
   collection: string;
   query: PageQuery;
   /** Filters in force; carried in the next/previous URLs and bound into the cursor. */
-  filters?: Record<string, number>;
+  filters?: Record<string, number | string>;
   /** Reads up to `take` rows from `bound`, in the order `keyset()` gives. */
   fetch: (bound: Bound, take: number) => Promise<Row[]>;
+  toJson: (row: Row) => Item;
+};
+
+/** A page in a composite order: `keyOf` gives a row's sort key, `fetch` reads from a key bound. */
+export type SortedPageOptions<Row, Item> = Omit<PageOptions<{ id: number }, Item>, "fetch" | "toJson"> & {
+  fetch: (bound: KeyBound, take: number) => Promise<Row[]>;
+  keyOf: (row: Row) => SortKey;
   toJson: (row: Row) => Item;
 };
 
@@ -117,13 +137,28 @@ export const pageOf = <Item extends z.ZodType>(item: Item) =>
     previous: z.url().nullable().meta({ description: "The previous page, or null on the first page" }),
   });
 
-/** Reads one page and builds its envelope with absolute next/previous URLs. */
-export async function paginate<Row extends { id: number }, Item>(
+/** Reads one page in id order and builds its envelope with absolute next/previous URLs. */
+export function paginate<Row extends { id: number }, Item>(
   c: Context<AppEnv>,
-  { collection, query, filters = {}, fetch, toJson }: PageOptions<Row, Item>,
+  { fetch, ...options }: PageOptions<Row, Item>,
+): Promise<Page<Item>> {
+  return paginateSorted(c, {
+    ...options,
+    fetch: (bound, take) => fetch(bound && { direction: bound.direction, id: bound.key[0]! }, take),
+    keyOf: (row) => [row.id],
+  });
+}
+
+/** The key just before (`-1`) or after (`+1`) `key` in id, so a bound includes the row at `key`. */
+const nudge = (key: SortKey, by: 1 | -1): SortKey => [...key.slice(0, -1), key[key.length - 1]! + by];
+
+/** Reads one page in the order of `keyOf` and builds its envelope with absolute next/previous URLs. */
+export async function paginateSorted<Row, Item>(
+  c: Context<AppEnv>,
+  { collection, query, filters = {}, fetch, keyOf, toJson }: SortedPageOptions<Row, Item>,
 ): Promise<Page<Item>> {
   const filterText = Object.entries(filters)
-    .map(([k, v]) => `${k}=${v}`)
+    .map(([k, v]) => `${k}=${typeof v === "number" ? v : encodeURIComponent(v)}`)
     .join("&");
   const scope = `${c.var.principal.accountId}:${collection}?${filterText}`;
   const bound = query.cursor ? await decodeCursor(c, query.cursor, scope) : null;
@@ -145,14 +180,15 @@ export async function paginate<Row extends { id: number }, Item>(
   for (const [name, value] of Object.entries(filters)) base.searchParams.set(name, String(value));
   base.searchParams.set("limit", String(query.limit));
   const queryToken = c.req.query("access_token");
-  const link = async (d: "a" | "b", k: number) => {
+  const link = async (d: "a" | "b", key: SortKey) => {
     const url = new URL(base);
+    const k = key.length === 1 ? key[0]! : [...key];
     url.searchParams.set("cursor", await encodeCursor(c, { s: scope, d, k }));
     if (queryToken !== undefined) url.searchParams.set("access_token", queryToken);
     return url.toString();
   };
   // An empty page (e.g. everything after the cursor was deleted) links back to where it started.
-  const next = hasNext ? await link("a", last?.id ?? bound!.id - 1) : null;
-  const previous = hasPrevious ? await link("b", first?.id ?? bound!.id + 1) : null;
+  const next = hasNext ? await link("a", last ? keyOf(last) : nudge(bound!.key, -1)) : null;
+  const previous = hasPrevious ? await link("b", first ? keyOf(first) : nudge(bound!.key, 1)) : null;
   return { results: rows.map(toJson), next, previous };
 }
