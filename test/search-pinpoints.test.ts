@@ -422,7 +422,11 @@ describe("accounts", () => {
       .filter((r) => contains(BOX, r))
       .slice(0, 30)
       .map((r) => r.id);
-    await a.send("POST", `/v3.0/lists/${id}/pinpoints`, members.map((p) => ({ id: p })));
+    await a.send(
+      "POST",
+      `/v3.0/lists/${id}/pinpoints`,
+      members.map((p) => ({ id: p })),
+    );
     expect((await b.get(`/v3.0/pinpoints?list=${id}&bbox=2.2,48.8,2.5,48.9`)).status).toBe(403);
     const found = await walk(a, `/v3.0/pinpoints?list=${id}&latitude=48.85&longitude=2.35&limit=7`);
     expect(new Set(ids(found))).toEqual(new Set(members));

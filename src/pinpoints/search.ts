@@ -71,7 +71,13 @@ function filters(accountId: number, s: PinpointSearch, options: { withText: bool
   for (const tag of s.tags ?? []) {
     where.push(sql`EXISTS (SELECT 1 FROM json_each(pinpoints.tags) WHERE value = ${tag})`);
   }
-  if (s.category) where.push(sql`pinpoints.category_id IN (${sql.join(s.category.map((id) => sql`${id}`), sql`, `)})`);
+  if (s.category)
+    where.push(
+      sql`pinpoints.category_id IN (${sql.join(
+        s.category.map((id) => sql`${id}`),
+        sql`, `,
+      )})`,
+    );
   if (s.updatedSince !== undefined) where.push(sql`pinpoints.updated_at >= ${s.updatedSince}`);
   if (s.list !== undefined) {
     const id = options.listDrives ? sql`pinpoints.id` : sql`+pinpoints.id`;
@@ -115,7 +121,10 @@ async function byId(d1: D1Database, accountId: number, s: PinpointSearch, bound:
   let rtreeDrives = false;
   if (s.bbox) {
     // Few of the account's points in the box: read them from the R*Tree and sort.
-    const [probe] = await rawRows(d1, sql`SELECT count(*) AS n FROM (${rtreeIds(accountId, rects(s.bbox), SMALL_BOX)})`);
+    const [probe] = await rawRows(
+      d1,
+      sql`SELECT count(*) AS n FROM (${rtreeIds(accountId, rects(s.bbox), SMALL_BOX)})`,
+    );
     rtreeDrives = Number(probe!.n) < SMALL_BOX;
   }
   const where = filters(accountId, s, { withText: true, listDrives: !rtreeDrives });
