@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { generateClientId, generateClientSecret, hashSecret } from "../src/auth/secrets.ts";
+import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets.ts";
 
 /** The parts of D1's binding the seeder uses (Miniflare's proxy implements them). */
 type D1 = {

@@ -23,7 +23,7 @@ const DEV_VARS = join(ROOT, ".dev.vars");
 const DEV_CLIENT = join(ROOT, ".dev-client.json");
 const DEV_ACCOUNT = "development";
 const DEV_CLIENT_NAME = "local development";
-/** The Worker refuses shorter keys (src/auth/signing.ts MIN_SECRET_LENGTH). */
+/** The Worker refuses shorter keys (src/core/signing.ts MIN_SECRET_LENGTH). */
 const MIN_KEY_LENGTH = 32;
 
 const USAGE = `Usage: npm start [-- options] [-- <wrangler dev flags>]

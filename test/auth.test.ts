@@ -7,11 +7,11 @@
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { FRESH_MS, MAX_AGE_MS } from "../src/auth/client-status";
-import { base64urlDecode, base64urlEncode, utf8 } from "../src/auth/encoding";
-import { generateClientSecret, hashSecret } from "../src/auth/secrets";
-import { signingKeys, type SigningKey } from "../src/auth/signing";
+import { base64urlDecode, base64urlEncode, utf8 } from "../src/core/crypto";
+import { generateClientSecret, hashSecret } from "../src/core/secrets";
+import { signingKeys, type SigningKey } from "../src/core/signing";
 import { signToken, type TokenClaims } from "../src/auth/tokens";
-import { clock } from "../src/clock";
+import { clock } from "../src/core/clock";
 import { call, caller, createClient, createPinpoint, requestToken, type Caller, type TestClient } from "./helpers";
 
 const realNow = clock.now;

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { readBodyWithin } from "../src/http/body";
-import { ApiError } from "../src/http/problem";
+import { ApiError } from "../src/core/problem";
 
 function bytes(n: number): Uint8Array {
   return Uint8Array.from({ length: n }, (_, i) => i % 251);

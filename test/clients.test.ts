@@ -17,8 +17,8 @@ import {
   type Execute,
 } from "../scripts/lib/registry.ts";
 import { MAX_AGE_MS } from "../src/auth/client-status";
-import { SCOPES as TOKEN_SCOPES } from "../src/auth/token-route";
-import { clock } from "../src/clock";
+import { SCOPES as TOKEN_SCOPES } from "../src/core/scopes";
+import { clock } from "../src/core/clock";
 import { call, requestToken, type TestClient } from "./helpers";
 
 const execute: Execute = async (statements) =>

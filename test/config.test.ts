@@ -1,5 +1,5 @@
 /**
- * Configuration ([vars], src/config.ts) beyond the defaults: requests go
+ * Configuration ([vars], src/core/config.ts) beyond the defaults: requests go
  * through the app with some vars replaced, as a deployment configured
  * differently would run it. configFor() caches by env object, and each call
  * here passes a new one.
@@ -8,8 +8,8 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
-import { clock } from "../src/clock";
-import { defaults, parseConfig } from "../src/config";
+import { clock } from "../src/core/clock";
+import { defaults, parseConfig } from "../src/core/config";
 import { BASE, basic, caller, createClient, json, type Caller, type TestClient } from "./helpers";
 import { base64, bucketKeys, mediaFile, samples } from "./media-fixtures";
 

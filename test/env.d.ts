@@ -1,10 +1,15 @@
 import type { D1Migration } from "@cloudflare/vitest-plugin";
 
-// Bindings only the tests have.
 declare global {
   namespace Cloudflare {
+    // Bindings only the tests have.
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+    }
+    // Types `exports` from "cloudflare:workers" after our main module; type-only test glue, kept here so
+    // that src/ never imports its own entry point.
+    interface GlobalProps {
+      mainModule: typeof import("../src/index");
     }
   }
 }

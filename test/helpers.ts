@@ -4,7 +4,7 @@
  * a fetch that goes through the Worker's own default export.
  */
 import { env, exports } from "cloudflare:workers";
-import { generateClientId, generateClientSecret, hashSecret } from "../src/auth/secrets";
+import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
 
 export const BASE = "https://api.example.test";
 

@@ -10,10 +10,10 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { app } from "../src/app";
-import { base64urlDecode, base64urlEncode, utf8 } from "../src/auth/encoding";
-import { signingKeys } from "../src/auth/signing";
+import { base64urlDecode, base64urlEncode, utf8 } from "../src/core/crypto";
+import { signingKeys } from "../src/core/signing";
 import { signToken } from "../src/auth/tokens";
-import { clock } from "../src/clock";
+import { clock } from "../src/core/clock";
 import { BASE, basic, createClient, type TestClient } from "./helpers";
 
 const realNow = clock.now;

@@ -6,8 +6,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import type { Context } from "hono";
-import { parseConfig } from "../src/config";
-import type { AppEnv } from "../src/env";
+import { parseConfig } from "../src/core/config";
+import type { AppEnv } from "../src/core/env";
 import { mediaUrls } from "../src/media/url";
 import { BASE, call, caller, json, type Caller } from "./helpers";
 import { base64, base64url, bucketKeys, keyOf, mediaFile, samples, type SampleType } from "./media-fixtures";

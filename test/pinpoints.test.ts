@@ -4,7 +4,7 @@
  * into lists.
  */
 import { describe, expect, it } from "vitest";
-import { clock } from "../src/clock";
+import { clock } from "../src/core/clock";
 import { BASE, caller, createList, createPinpoint, json, type Caller } from "./helpers";
 
 type Problem = { type: string; status: number; detail: string; errors?: { pointer?: string; detail: string }[] };

@@ -341,7 +341,7 @@ describe("rows written between pages", () => {
   it("nearest first: rows created, moved and deleted behind and ahead of the cursor are neither skipped nor repeated", async () => {
     const c = await caller();
     const center = { latitude: 10, longitude: 10 };
-    const made = [];
+    const made: { id: number }[] = [];
     for (let i = 1; i <= 30; i++) made.push(await createPinpoint(c, { latitude: 10, longitude: 10 + i * 0.01 }));
     const url = "/v3.0/pinpoints?latitude=10&longitude=10&limit=10";
     const first: Page = await (await c.get(url)).json();
@@ -374,7 +374,7 @@ describe("rows written between pages", () => {
 
   it("text: a row renamed out of a tier leaves it, one renamed into a later tier shows there", async () => {
     const c = await caller();
-    const made = [];
+    const made: { id: number }[] = [];
     for (let i = 0; i < 12; i++)
       made.push(await createPinpoint(c, { name: i % 2 ? "Grand Opéra" : "Hall", address: "opera street" }));
     const first: Page = await (await c.get("/v3.0/pinpoints?q=opera&limit=4")).json();

@@ -8,8 +8,8 @@ import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { app } from "../src/app";
-import { defaults } from "../src/config";
-import type { AppEnv } from "../src/env";
+import { defaults } from "../src/core/config";
+import type { AppEnv } from "../src/core/env";
 import { onError } from "../src/http/errors";
 import { BASE, call, caller, createList, createPinpoint, type Caller } from "./helpers";
 

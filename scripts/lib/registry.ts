@@ -1,8 +1,8 @@
 /**
  * The registration tool's operations on the `accounts` and `clients` tables:
  * create a client (and its account when missing), list, rotate a secret,
- * revoke. Secrets come from the Worker's own src/auth/secrets.ts, and only
- * their hash is stored.
+ * revoke. Secrets and scopes come from the Worker's own src/core/secrets.ts and
+ * src/core/scopes.ts, and only a secret's hash is stored.
  *
  * Each operation is a short list of SQL statements run in one round trip by
  * an `Execute` function: `wrangler d1 execute` for the command line (see
@@ -10,7 +10,8 @@
  * parameters, so every value is written as an escaped SQL string literal.
  * This module imports nothing from Node so the tests can run it in workerd.
  */
-import { generateClientId, generateClientSecret, hashSecret } from "../../src/auth/secrets.ts";
+import { SCOPES } from "../../src/core/scopes.ts";
+import { generateClientId, generateClientSecret, hashSecret } from "../../src/core/secrets.ts";
 
 export type Row = Record<string, unknown>;
 
@@ -27,8 +28,8 @@ export class RegistryError extends Error {
   override name = "RegistryError";
 }
 
-/** The scopes a client may hold; the token endpoint grants exactly these (src/auth/token-route.ts `SCOPES`). */
-export const SCOPES = ["read", "write"] as const;
+/** The scopes a client may hold: the ones the token endpoint grants. */
+export { SCOPES };
 
 const NOW_MS = "cast(unixepoch('subsec') * 1000 as integer)";
 

@@ -5,11 +5,12 @@
  * method needs (`read` for GET/HEAD, `write` otherwise); sets `principal`.
  */
 import { createMiddleware } from "hono/factory";
-import { clock } from "../clock";
-import type { AppEnv } from "../env";
-import { ApiError } from "../http/problem";
+import { clock } from "../core/clock";
+import type { AppEnv } from "../core/env";
+import { scopeFor } from "../core/scopes";
+import { ApiError } from "../core/problem";
 import { clientInGoodStanding } from "./client-status";
-import { signingKeys } from "./signing";
+import { signingKeys } from "../core/signing";
 import { verifyToken } from "./tokens";
 
 const REALM = 'Bearer realm="api"';
@@ -22,11 +23,6 @@ function unauthorized(detail: string, tokenSent: boolean): ApiError {
   return new ApiError(tokenSent ? "invalid_token" : "unauthorized", detail, {
     headers: { "WWW-Authenticate": challenge },
   });
-}
-
-/** The scope an HTTP method needs. */
-export function scopeFor(method: string): "read" | "write" {
-  return method === "GET" || method === "HEAD" ? "read" : "write";
 }
 
 export const requireToken = () =>

@@ -6,7 +6,7 @@
  * MAX_AGE_MS, which bounds how long a revoked client's tokens keep working.
  */
 import { eq } from "drizzle-orm";
-import { clock } from "../clock";
+import { clock } from "../core/clock";
 import { database } from "../db/client";
 import { clients } from "../db/schema";
 

@@ -5,17 +5,16 @@
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as z from "zod";
-import { clock } from "../clock";
+import { clock } from "../core/clock";
 import { preparedOnce } from "../db/client";
 import { clients } from "../db/schema";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../core/env";
+import { SCOPES } from "../core/scopes";
 import { readBodyWithin } from "../http/body";
 import { operation } from "../openapi/metadata";
-import { secretMatches } from "./secrets";
-import { signingKeys } from "./signing";
+import { secretMatches } from "../core/crypto";
+import { signingKeys } from "../core/signing";
 import { signToken } from "./tokens";
-
-export const SCOPES = ["read", "write"] as const;
 
 /** Form bodies of the token endpoint are small; anything bigger is not a token request. */
 const MAX_FORM_BYTES = 16 * 1024;

@@ -4,8 +4,8 @@
  * needs (client, account, scope, secret version, times), so verifying one
  * costs no database read.
  */
-import { base64urlDecode, base64urlEncode, utf8 } from "./encoding";
-import { hmacSign, hmacVerify, keyById, type SigningKey, type SigningKeys } from "./signing";
+import { base64urlDecode, base64urlEncode, utf8 } from "../core/crypto";
+import { hmacSign, hmacVerify, keyById, type SigningKey, type SigningKeys } from "../core/signing";
 
 export type TokenClaims = {
   /** client id */

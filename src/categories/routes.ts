@@ -4,6 +4,7 @@
  * go through the media module: stored before the row that names them, removed
  * when replaced or when the category is deleted.
  */
+import { resourceApp } from "../auth/resource-app";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
@@ -11,7 +12,6 @@ import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { operation } from "../openapi/metadata";
-import { resourceApp } from "../resource";
 import { categoryToJson } from "./json";
 import { categoryCreate, categoryJson, categoryUpdate } from "./schemas";
 import { categoryRows, deleteCategory, getCategory, pageCategories, writableCategory } from "./store";

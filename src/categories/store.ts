@@ -5,12 +5,12 @@
  * category (no owner) is read-only for everyone (CONTRACT "Access").
  */
 import { and, eq } from "drizzle-orm";
+import { ApiError, forbidden, notFound } from "../core/problem";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
+import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import { categories, type Category } from "../db/schema";
-import { keyset, type Bound } from "../http/pagination";
-import { ApiError, forbidden, notFound } from "../http/problem";
 
 /** Create and (owner-scoped) update; reads and deletes follow the sharing rules below. */
 export const categoryRows = ownedRows(categories, { what: "category" });
@@ -24,8 +24,13 @@ export async function getCategory(d1: D1Database, id: number): Promise<Category>
 
 /** One keyset page of all categories, built-in ones included. */
 export async function pageCategories(d1: D1Database, bound: Bound, take: number): Promise<Category[]> {
-  const { where, orderBy } = keyset(categories.id, bound);
-  return database(d1).select().from(categories).where(where).orderBy(orderBy).limit(take);
+  const { where, orderBy } = keyset([categories.id], bound);
+  return database(d1)
+    .select()
+    .from(categories)
+    .where(where)
+    .orderBy(...orderBy)
+    .limit(take);
 }
 
 /** Throws unless the caller's account may change `row`: 403 for a built-in or another account's category. */

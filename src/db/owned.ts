@@ -6,10 +6,10 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
-import { clock } from "../clock";
-import { keyset, type Bound } from "../http/pagination";
+import { clock } from "../core/clock";
 import { database, preparedOnce } from "./client";
+import { keyset, type Bound } from "./keyset";
+import { ownedOr404, throwMissingOrForbidden } from "./ownership";
 
 type OwnedColumns = { id: SQLiteColumn; account_id: SQLiteColumn; updated_at: SQLiteColumn };
 export type OwnedTable = SQLiteTable & OwnedColumns;
@@ -36,18 +36,25 @@ export function ownedRows<T extends OwnedTable>(
   const prepared = preparedOnce((db) => {
     const id = sql.placeholder("id");
     const page = (bound: Bound<typeof id>) => {
-      const { where, orderBy } = keyset(table.id, bound);
+      const { where, orderBy } = keyset([table.id], bound);
       return db
         .select()
         .from(anyTable)
         .where(and(eq(table.account_id, sql.placeholder("accountId")), where))
-        .orderBy(orderBy)
+        .orderBy(...orderBy)
         .limit(sql.placeholder("take"))
         .prepare();
     };
+    const from = (direction: "after" | "before", inclusive: boolean) => page({ direction, key: [id], inclusive });
     return {
       byId: db.select().from(anyTable).where(eq(table.id, id)).prepare(),
-      pages: { first: page(null), after: page({ direction: "after", id }), before: page({ direction: "before", id }) },
+      pages: {
+        first: page(null),
+        after: from("after", false),
+        before: from("before", false),
+        "after-inclusive": from("after", true),
+        "before-inclusive": from("before", true),
+      },
     };
   });
 
@@ -93,8 +100,9 @@ export function ownedRows<T extends OwnedTable>(
 
     /** One keyset page of the account's rows, over the `(account_id, id)` index. */
     async page(d1: D1Database, accountId: number, bound: Bound, take: number): Promise<Row[]> {
-      const query = prepared(d1).pages[bound?.direction ?? "first"];
-      return (await query.all({ accountId, id: bound?.id ?? 0, take })) as Row[];
+      const pages = prepared(d1).pages;
+      const query = bound === null ? pages.first : pages[`${bound.direction}${bound.inclusive ? "-inclusive" : ""}`];
+      return (await query.all({ accountId, id: bound?.key[0] ?? 0, take })) as Row[];
     },
   };
 }

@@ -3,6 +3,7 @@
  * media module: stored before the row that names them, removed when replaced,
  * cleared or when the event is deleted.
  */
+import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
@@ -11,7 +12,6 @@ import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { operation } from "../openapi/metadata";
-import { resourceApp } from "../resource";
 import { eventToJson } from "./json";
 import { eventCreate, eventJson, eventUpdate } from "./schemas";
 import { assertEventPinpoint, eventForUpdate, eventRows, pagePinpointEvents } from "./store";

@@ -3,14 +3,14 @@
  * the pinpoint an event names must be the caller's too (CONTRACT "Access").
  */
 import { and, eq } from "drizzle-orm";
-import { ownedOr404 } from "../auth/ownership";
+import { fieldError, forbidden } from "../core/problem";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
+import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
+import { ownedOr404 } from "../db/ownership";
 import { withDescriptionText } from "../fields/plain-text";
 import { events, pinpoints, type Event } from "../db/schema";
-import { keyset, type Bound } from "../http/pagination";
-import { fieldError, forbidden } from "../http/problem";
 
 const noSuchPinpoint = () => fieldError("/pinpoint", "must name an existing pinpoint");
 
@@ -80,7 +80,7 @@ export async function pagePinpointEvents(
   take: number,
 ): Promise<Event[]> {
   const db = database(d1);
-  const { where, orderBy } = keyset(events.id, bound);
+  const { where, orderBy } = keyset([events.id], bound);
   const [owner, rows] = await db.batch([
     pinpointOwner(d1, pinpointId),
     // Served by the (pinpoint_id, id) index; the account test is a second fence.
@@ -88,7 +88,7 @@ export async function pagePinpointEvents(
       .select()
       .from(events)
       .where(and(eq(events.pinpoint, pinpointId), eq(events.account_id, accountId), where))
-      .orderBy(orderBy)
+      .orderBy(...orderBy)
       .limit(take),
   ]);
   ownedOr404(owner[0], accountId, "pinpoint");

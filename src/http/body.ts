@@ -5,8 +5,8 @@
  * so), and is read once into Hono's body cache for the validator to parse.
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../env";
-import { ApiError } from "./problem";
+import type { AppEnv } from "../core/env";
+import { ApiError } from "../core/problem";
 
 const jsonMediaType = /^application\/(?:[\w.-]+\+)?json$/i;
 

@@ -7,8 +7,21 @@ import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { PatternRouter } from "hono/router/pattern-router";
 import type { RouterRoute } from "hono/types";
-import type { AppEnv } from "../env";
-import { ApiError, problemBody, type ProblemCode } from "./problem";
+import type { AppEnv } from "../core/env";
+import { ApiError, problemCodes, problemType, type ProblemCode } from "../core/problem";
+
+/** The problem details body (RFC 9457 §3) of an `ApiError`. */
+export function problemBody(error: ApiError, instance: string): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: problemType(error.code),
+    title: problemCodes[error.code].title,
+    status: error.status,
+    detail: error.detail,
+    instance,
+  };
+  if (error.options.errors) body.errors = error.options.errors;
+  return body;
+}
 
 function render(c: Context<AppEnv>, error: ApiError): Response {
   for (const [name, value] of Object.entries(error.options.headers ?? {})) c.header(name, value);

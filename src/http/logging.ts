@@ -8,7 +8,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
-import type { AppEnv, Principal } from "../env";
+import type { AppEnv, Principal } from "../core/env";
 
 export type RequestLogLine = {
   level: "info" | "error";

@@ -1,6 +1,6 @@
 /** Path parameters: `{id}` in every resource path. */
 import type { Context } from "hono";
-import { notFound } from "./problem";
+import { notFound } from "../core/problem";
 
 /** Route suffix for `{id}`: only digits match, anything else is an unknown path (404). */
 export const ID = ":id{[0-9]+}";

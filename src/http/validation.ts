@@ -7,7 +7,7 @@ import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import * as z from "zod";
 import { markValidation } from "../openapi/metadata";
-import { ApiError, type FieldError } from "./problem";
+import { ApiError, type FieldError } from "../core/problem";
 
 // A missing field reads better as "is required" than as "expected string, received undefined".
 z.config({

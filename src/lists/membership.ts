@@ -6,7 +6,7 @@
  * so no statement comes near D1's limit of 100 bound parameters. Valid items
  * are applied even when others fail; each failure is reported by index.
  */
-import { ownedOr404 } from "../auth/ownership";
+import { ownedOr404 } from "../db/ownership";
 import { membershipItem, type BatchItemError, type BatchResult } from "./schemas";
 
 type Parsed = { valid: { index: number; id: number }[]; errors: BatchItemError[] };

@@ -1,14 +1,12 @@
 /** /v3.0/lists and their membership: HTTP in, typed store call out. */
 import * as z from "zod";
-import { ownedRows } from "../db/owned";
-import { lists } from "../db/schema";
+import { resourceApp } from "../auth/resource-app";
+import { ApiError } from "../core/problem";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
-import { ApiError } from "../http/problem";
 import { created } from "../http/responses";
 import { validate } from "../http/validation";
 import { operation } from "../openapi/metadata";
-import { resourceApp } from "../resource";
 import { listToJson } from "./json";
 import { addToList, removeFromList } from "./membership";
 import {
@@ -20,8 +18,7 @@ import {
   membershipBody,
   membershipItem,
 } from "./schemas";
-
-const listRows = ownedRows(lists, { what: "list" });
+import { listRows } from "./store";
 
 /** Batches past the limit are refused whole (413), before any item is looked at. */
 const membershipItems = validate("json", membershipBody);

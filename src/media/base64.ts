@@ -6,14 +6,6 @@
  * string, no per-character arrays.
  */
 
-type Base64Options = {
-  alphabet?: "base64" | "base64url";
-  lastChunkHandling?: "loose" | "strict" | "stop-before-partial";
-};
-type Base64Target = Uint8Array & {
-  setFromBase64(text: string, options?: Base64Options): { read: number; written: number };
-};
-
 const dataUrlPrefix = /^data:[^,]*;base64,/i;
 const urlSafe = /[-_]/;
 
@@ -26,7 +18,7 @@ export function decodeBase64(text: string): Uint8Array | null {
   const prefix = dataUrlPrefix.exec(text.slice(0, 256));
   const payload = prefix ? text.slice(prefix[0].length) : text;
   // Every 4 characters carry 3 bytes, so this bounds the decoded size (exact without padding or whitespace).
-  const target = new Uint8Array(Math.floor((payload.length * 3) / 4)) as Base64Target;
+  const target = new Uint8Array(Math.floor((payload.length * 3) / 4));
   try {
     // The two alphabets differ only in "+/" vs "-_"; a text mixing them is invalid either way.
     const { written } = target.setFromBase64(payload, {

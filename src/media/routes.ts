@@ -5,8 +5,8 @@
  * R2 answers range requests.
  */
 import { Hono, type Context } from "hono";
-import type { AppEnv } from "../env";
-import { ApiError } from "../http/problem";
+import type { AppEnv } from "../core/env";
+import { ApiError } from "../core/problem";
 import { operation } from "../openapi/metadata";
 import { builtinMedia } from "./builtin";
 import { IMMUTABLE } from "./upload";

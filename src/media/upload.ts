@@ -9,9 +9,9 @@
  */
 import type { Context } from "hono";
 import * as z from "zod";
-import { randomHex } from "../auth/secrets";
-import type { AppEnv } from "../env";
-import { ApiError, fieldError } from "../http/problem";
+import { randomHex } from "../core/secrets";
+import type { AppEnv } from "../core/env";
+import { ApiError, fieldError } from "../core/problem";
 import { decodeBase64 } from "./base64";
 import { extensionOf, matchesType, verifiableTypes } from "./signatures";
 

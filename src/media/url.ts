@@ -4,7 +4,7 @@
  * the Worker bundle, not in the bucket, so their URLs always name the Worker.
  */
 import type { Context } from "hono";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../core/env";
 import { BUILTIN_PREFIX } from "./upload";
 
 export type MediaUrl = (key: string | null) => string | null;

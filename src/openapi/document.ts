@@ -8,11 +8,11 @@
  */
 import type { RouterRoute } from "hono/types";
 import * as z from "zod";
-import { scopeFor } from "../auth/bearer";
-import { oauthErrorJson, SCOPES, tokenJson, tokenRequest } from "../auth/token-route";
+import { oauthErrorJson, tokenJson, tokenRequest } from "../auth/token-route";
+import { scopeFor, type Scope } from "../core/scopes";
 import { categoryCreate, categoryJson, categoryUpdate } from "../categories/schemas";
 import { eventCreate, eventJson, eventUpdate } from "../events/schemas";
-import { problemCodes, problemType, type ProblemCode } from "../http/problem";
+import { problemCodes, problemType, type ProblemCode } from "../core/problem";
 import { listCreate, listJson, listUpdate } from "../lists/schemas";
 import { mediaFile } from "../media/upload";
 import { pinpointCreate, pinpointJson, pinpointUpdate } from "../pinpoints/schemas";
@@ -214,7 +214,7 @@ export function securitySchemes(origin: string): Record<string, unknown> {
           scopes: {
             read: "Read your pinpoints, lists and events, and all categories",
             write: "Create, change and delete your content",
-          } satisfies Record<(typeof SCOPES)[number], string>,
+          } satisfies Record<Scope, string>,
         },
       },
     },

@@ -8,7 +8,7 @@
 import type { ValidationTargets } from "hono";
 import type { CreateHandlersInterface } from "hono/factory";
 import type * as z from "zod";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../core/env";
 
 const VALIDATION = Symbol("openapi.validation");
 const OPERATION = Symbol("openapi.operation");

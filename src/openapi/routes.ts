@@ -9,7 +9,7 @@
 import { swaggerUI } from "@hono/swagger-ui";
 import { Hono } from "hono";
 import type { RouterRoute } from "hono/types";
-import type { AppEnv } from "../env";
+import type { AppEnv } from "../core/env";
 import { openApiDocument } from "./document";
 import { hidden, operation } from "./metadata";
 

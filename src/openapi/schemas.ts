@@ -4,7 +4,7 @@
  * test/openapi.test.ts checks real error responses against it.
  */
 import * as z from "zod";
-import { problemCodes, problemType, type ProblemCode } from "../http/problem";
+import { problemCodes, problemType, type ProblemCode } from "../core/problem";
 
 const fieldError = z.union([
   z.object({ pointer: z.string(), detail: z.string() }).meta({ description: "JSON Pointer into the request body" }),

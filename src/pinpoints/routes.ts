@@ -1,14 +1,14 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
+import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
 import { checkPoint, categoryParam, searchParams } from "../fields/search-params";
-import { pageOf, paginate, paginateSorted, pageQuery } from "../http/pagination";
+import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { operation } from "../openapi/metadata";
-import { resourceApp } from "../resource";
 import { pinpointToJson } from "./json";
 import { foundPinpointJson, pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "./search";
@@ -109,7 +109,7 @@ export const pinpointRoutes = resourceApp()
       const filters: Record<string, string | number> = list === undefined ? {} : { list };
       for (const name of given) filters[name] = c.req.query(name)!;
       return c.json(
-        await paginateSorted(c, {
+        await paginate(c, {
           collection: "pinpoints",
           query,
           filters,

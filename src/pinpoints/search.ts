@@ -21,7 +21,7 @@ import type { BBox, Point } from "../db/geo";
 import { rawRows, rowMapper, statement } from "../db/raw-rows";
 import { pinpoints, type Pinpoint } from "../db/schema";
 import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
-import type { KeyBound, SortKey } from "../http/pagination";
+import { keyset, type Bound } from "../db/keyset";
 
 export type PinpointSearch = {
   bbox?: BBox;
@@ -41,7 +41,7 @@ const toPinpoint = rowMapper(pinpoints);
 /** The keyset order a search answers in. */
 export const searchOrder = (s: PinpointSearch) => (s.near ? "distance" : s.q ? "relevance" : "id");
 
-export function sortKeyOf(s: PinpointSearch): (row: FoundPinpoint) => SortKey {
+export function sortKeyOf(s: PinpointSearch): (row: FoundPinpoint) => number[] {
   switch (searchOrder(s)) {
     case "distance":
       return (row) => [row.distance!, row.id];
@@ -89,27 +89,17 @@ function filters(accountId: number, s: PinpointSearch, options: { withText: bool
 
 const and = (conditions: SQL[]) => sql.join(conditions, sql` AND `);
 
-/** `(key columns) > (bound)` or `<`, and the matching order, all ascending except when reading backwards. */
-function keysetSql(columns: SQL[], bound: KeyBound): { where: SQL[]; order: SQL } {
-  const direction = bound?.direction === "before" ? sql` DESC` : sql``;
-  const order = sql.join(
-    columns.map((c) => sql`${c}${direction}`),
-    sql`, `,
-  );
-  if (!bound) return { where: [], order };
-  const op = bound.direction === "after" ? sql`>` : sql`<`;
-  const values = sql.join(
-    bound.key.map((v) => sql`${v}`),
-    sql`, `,
-  );
-  return { where: [sql`(${sql.join(columns, sql`, `)}) ${op} (${values})`], order };
+/** The keyset condition (a list, empty on the first page) and order over `columns`. */
+function keysetSql(columns: SQL[], bound: Bound): { where: SQL[]; order: SQL } {
+  const { where, orderBy } = keyset(columns, bound);
+  return { where: where ? [where] : [], order: sql.join(orderBy, sql`, `) };
 }
 
 export async function searchPinpoints(
   d1: D1Database,
   accountId: number,
   s: PinpointSearch,
-  bound: KeyBound,
+  bound: Bound,
   take: number,
 ): Promise<FoundPinpoint[]> {
   if (s.near) return nearest(d1, accountId, s, s.near, bound, take);
@@ -117,7 +107,7 @@ export async function searchPinpoints(
   return byId(d1, accountId, s, bound, take);
 }
 
-async function byId(d1: D1Database, accountId: number, s: PinpointSearch, bound: KeyBound, take: number) {
+async function byId(d1: D1Database, accountId: number, s: PinpointSearch, bound: Bound, take: number) {
   let rtreeDrives = false;
   if (s.bbox) {
     // Few of the account's points in the box: read them from the R*Tree and sort.
@@ -137,25 +127,20 @@ async function byId(d1: D1Database, accountId: number, s: PinpointSearch, bound:
   return raw.map(toPinpoint);
 }
 
-async function byText(
-  d1: D1Database,
-  accountId: number,
-  s: PinpointSearch,
-  q: TextQuery,
-  bound: KeyBound,
-  take: number,
-) {
+async function byText(d1: D1Database, accountId: number, s: PinpointSearch, q: TextQuery, bound: Bound, take: number) {
   const where = filters(accountId, s, { withText: false });
   const tiers = tierMatches(q, PINPOINT_TIERS);
   const backwards = bound?.direction === "before";
   // The tiers this page may read from, in reading order, each with its id bound.
-  const start = bound ? bound.key[0]! : 1;
+  const start = bound ? Number(bound.key[0]) : 1;
   const reads: { tier: number; id?: SQL }[] = [];
   for (let tier = start; tier >= 1 && tier <= tiers.length; tier += backwards ? -1 : 1) {
     const onBound = bound && tier === start;
     reads.push({
       tier,
-      id: onBound ? sql`pinpoints_fts.rowid ${backwards ? sql`<` : sql`>`} ${bound.key[1]!}` : undefined,
+      id: onBound
+        ? sql`pinpoints_fts.rowid ${sql.raw((backwards ? "<" : ">") + (bound.inclusive ? "=" : ""))} ${Number(bound.key[1])}`
+        : undefined,
     });
   }
   // FTS5 drives (CROSS JOIN keeps it outer) and yields rowids in order, so LIMIT stops the read early.
@@ -177,7 +162,7 @@ async function nearest(
   accountId: number,
   s: PinpointSearch,
   near: Point & { radius?: number },
-  bound: KeyBound,
+  bound: Bound,
   take: number,
 ) {
   const cap = Math.min(near.radius ?? Infinity, HALF_CIRCUMFERENCE);
@@ -199,9 +184,9 @@ async function nearest(
   };
 
   // Backwards, every row of the page is nearer than the bound: one circle holds them all.
-  if (bound?.direction === "before") return page(Math.min(cap, bound.key[0]!));
+  if (bound?.direction === "before") return page(Math.min(cap, Number(bound.key[0])));
   const step = await firstCircle(d1, accountId, near, s.bbox, take, cap);
-  let radius = Math.min(cap, (bound ? bound.key[0]! : 0) + step);
+  let radius = Math.min(cap, (bound ? Number(bound.key[0]) : 0) + step);
   for (;;) {
     const rows = await page(radius);
     // A full page within the circle is the nearest page: everything outside is farther.

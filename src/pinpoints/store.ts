@@ -1,13 +1,13 @@
 /** Pinpoints in D1: every read and write is scoped to the caller's account. */
 import { and, eq, isNotNull } from "drizzle-orm";
-import { ownedOr404, throwMissingOrForbidden } from "../auth/ownership";
+import { fieldError } from "../core/problem";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
+import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
+import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
 import { withDescriptionText } from "../fields/plain-text";
 import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
-import { keyset, type Bound } from "../http/pagination";
-import { fieldError } from "../http/problem";
 
 /**
  * Create, get, update (partial), delete and page. Deleting a pinpoint takes
@@ -43,7 +43,7 @@ export async function pageListPinpoints(
   take: number,
 ): Promise<Pinpoint[]> {
   const db = database(d1);
-  const { where, orderBy } = keyset(listPinpoints.pinpoint_id, bound);
+  const { where, orderBy } = keyset([listPinpoints.pinpoint_id], bound);
   const [list, rows] = await db.batch([
     db.select({ account_id: lists.account_id }).from(lists).where(eq(lists.id, listId)),
     db
@@ -51,7 +51,7 @@ export async function pageListPinpoints(
       .from(listPinpoints)
       .innerJoin(pinpoints, eq(pinpoints.id, listPinpoints.pinpoint_id))
       .where(and(eq(listPinpoints.list_id, listId), eq(pinpoints.account_id, accountId), where))
-      .orderBy(orderBy)
+      .orderBy(...orderBy)
       .limit(take),
   ]);
   ownedOr404(list[0], accountId, "list");

@@ -14,10 +14,6 @@ declare global {
       /** The key before the last rotation, accepted for verification only. */
       TOKEN_SIGNING_KEY_PREVIOUS?: string;
     }
-    // Types `exports` from "cloudflare:workers" (used by the tests) after our main module.
-    interface GlobalProps {
-      mainModule: typeof import("./index");
-    }
   }
 }
 

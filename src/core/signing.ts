@@ -4,8 +4,8 @@
  * accepted for verification only, so a key rotation does not log every client
  * out at once. Each key is named by a `kid` derived from it.
  */
-import type { Bindings } from "../env";
-import { base64urlEncode, utf8 } from "./encoding";
+import type { Bindings } from "./env";
+import { base64urlEncode, utf8 } from "./crypto";
 
 export type SigningKey = { kid: string; key: CryptoKey };
 export type SigningKeys = { current: SigningKey; previous: SigningKey | null };

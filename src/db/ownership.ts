@@ -4,7 +4,7 @@
  * another account's object is ever returned.
  */
 import { getTableName, type Table } from "drizzle-orm";
-import { forbidden, notFound } from "../http/problem";
+import { forbidden, notFound } from "../core/problem";
 
 /** Returns `row` if the caller's account owns it; otherwise throws 404 or 403. */
 export function ownedOr404<Row extends { account_id: number | null }>(

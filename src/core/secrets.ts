@@ -1,8 +1,9 @@
 /**
  * Client credentials. Secrets are 256 random bits generated here, so a single
  * SHA-256 is enough to store them safely (no password stretching needed);
- * only the hash is kept. Shared by the Worker and the registration tool, so
- * it uses Web Crypto only and imports nothing.
+ * only the hash is kept. Shared by the Worker and the Node scripts (the
+ * registration tool, seeding, benchmarks), so it uses only what Node 22 and
+ * workerd both have and imports nothing; Worker-only helpers are in crypto.ts.
  */
 
 function hex(bytes: ArrayBuffer | Uint8Array): string {
@@ -35,17 +36,4 @@ export function generateClientSecret(): string {
 /** Hex SHA-256 of a secret, as stored in `clients.secret_hash`. */
 export async function hashSecret(secret: string): Promise<string> {
   return hex(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(secret)));
-}
-
-/** Constant-time comparison of two hashes (or MACs) of equal length, as text. */
-export function hashesEqual(a: string, b: string): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i);
-  return diff === 0;
-}
-
-/** Hash the presented secret, then compare in constant time (hash-then-compare). */
-export async function secretMatches(secret: string, storedHash: string): Promise<boolean> {
-  return hashesEqual(await hashSecret(secret), storedHash);
 }

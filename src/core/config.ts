@@ -3,8 +3,6 @@
  * `[vars]` (see README "Configuration"). A missing or malformed value falls
  * back to its safe default rather than failing requests.
  */
-import type { Bindings } from "./env";
-
 export type Config = {
   tokenTtlSeconds: number;
   maxBodyBytes: number;
@@ -50,11 +48,11 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
 
 const cache = new WeakMap<object, Config>();
 
-/** The parsed config for this env object; computed once per isolate. */
-export function configFor(env: Bindings): Config {
+/** The parsed config for this env object (the Worker's bindings); computed once per isolate. */
+export function configFor(env: object): Config {
   let config = cache.get(env);
   if (!config) {
-    config = parseConfig(env as unknown as Record<string, unknown>);
+    config = parseConfig(env as Record<string, unknown>);
     cache.set(env, config);
   }
   return config;

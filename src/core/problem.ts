@@ -1,7 +1,8 @@
 /**
- * Errors as RFC 9457 problem details. Every failure the API reports is an
- * `ApiError` with a code from the one table below; onError (errors.ts) renders
- * it. The token endpoint uses RFC 6749 bodies instead (see auth/token-route.ts).
+ * The errors the service reports: every failure is an `ApiError` with a code
+ * from the one table below. Any layer may throw one (the data layer's
+ * ownership checks do); http/errors.ts renders it as RFC 9457 problem details.
+ * The token endpoint uses RFC 6749 bodies instead (see auth/oauth.ts).
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 
@@ -59,17 +60,4 @@ export function notFound(what = "resource"): ApiError {
 
 export function forbidden(what = "resource"): ApiError {
   return new ApiError("forbidden", `The ${what} belongs to another account.`);
-}
-
-/** The problem details body (RFC 9457 §3) of an `ApiError`. */
-export function problemBody(error: ApiError, instance: string): Record<string, unknown> {
-  const body: Record<string, unknown> = {
-    type: problemType(error.code),
-    title: problemCodes[error.code].title,
-    status: error.status,
-    detail: error.detail,
-    instance,
-  };
-  if (error.options.errors) body.errors = error.options.errors;
-  return body;
 }
