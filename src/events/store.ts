@@ -47,6 +47,11 @@ export async function assertEventPinpoint(d1: D1Database, accountId: number, pin
   checkPinpoint(await pinpointOwner(d1, pinpointId).get(), accountId);
 }
 
+/** 404/403 unless pinpoint `pinpointId` exists and is the caller's (a `?pinpoint=` filter). */
+export async function assertPinpointOwner(d1: D1Database, accountId: number, pinpointId: number): Promise<void> {
+  ownedOr404(await pinpointOwner(d1, pinpointId).get(), accountId, "pinpoint");
+}
+
 /**
  * The caller's event about to be updated (404/403 on the path), and, when the
  * update moves it, the check of its new pinpoint; one round trip for both.

@@ -5,23 +5,22 @@
  * in the id, so a page reads only what it shows plus what the index needs:
  *
  * - near a point: `[distance, id]`. The R*Tree proposes the points in the box
- *   around a circle, the exact great-circle distance decides. Without a
- *   radius, the circle grows: one probe query counts (capped) the points in
- *   boxes of 125 m, 250 m, … 16,384 km and the page starts at twice the
- *   first box holding a page, so a page in a city reads about as many rows
- *   as a page in an ocean.
+ *   around a circle, the exact great-circle distance decides; without a
+ *   radius the circle grows (src/db/nearest.ts).
  * - text: `[tier, id]` (src/db/text-search.ts), read from the full-text index in id order.
  * - otherwise `[id]`. A box holding few of the account's points is read from
  *   the R*Tree and sorted; a box holding many is read in id order with an
  *   exact test per row, which stops after a page.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { circleRects, distanceSql, HALF_CIRCUMFERENCE, inBoxSql, intersect, rects, rtreeIds } from "../db/geo";
+import { distanceSql, HALF_CIRCUMFERENCE, inBoxSql, rects, rtreeIds } from "../db/geo";
 import type { BBox, Point } from "../db/geo";
 import { rawRows, rowMapper, statement } from "../db/raw-rows";
 import { pinpoints, type Pinpoint } from "../db/schema";
 import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
-import { keyset, type Bound } from "../db/keyset";
+import type { Bound } from "../db/keyset";
+import { nearestPage, searchRects } from "../db/nearest";
+import { and, hasTags, inList, keysetSql, tierReads } from "../db/search-sql";
 
 export type PinpointSearch = {
   bbox?: BBox;
@@ -57,8 +56,6 @@ export const PINPOINT_TIERS = [["name"], ["name", "address", "tags"]] as const;
 
 /** A box with at most this many of the account's points is read from the R*Tree and sorted. */
 const SMALL_BOX = 2048;
-/** Probe circles: 125 m doubled 17 times reaches 16,384 km. */
-const PROBE_RADII = Array.from({ length: 18 }, (_, i) => 125 * 2 ** i);
 
 /**
  * SQL conditions every order shares: the account, then each filter on the exact columns.
@@ -85,14 +82,6 @@ function filters(accountId: number, s: PinpointSearch, options: { withText: bool
   }
   if (options.withText && s.q) where.push(sql`+pinpoints.id IN (${matchingIds("pinpoints_fts", s.q)})`);
   return where;
-}
-
-const and = (conditions: SQL[]) => sql.join(conditions, sql` AND `);
-
-/** The keyset condition (a list, empty on the first page) and order over `columns`. */
-function keysetSql(columns: SQL[], bound: Bound): { where: SQL[]; order: SQL } {
-  const { where, orderBy } = keyset(columns, bound);
-  return { where: where ? [where] : [], order: sql.join(orderBy, sql`, `) };
 }
 
 export async function searchPinpoints(
@@ -131,18 +120,7 @@ async function byText(d1: D1Database, accountId: number, s: PinpointSearch, q: T
   const where = filters(accountId, s, { withText: false });
   const tiers = tierMatches(q, PINPOINT_TIERS);
   const backwards = bound?.direction === "before";
-  // The tiers this page may read from, in reading order, each with its id bound.
-  const start = bound ? Number(bound.key[0]) : 1;
-  const reads: { tier: number; id?: SQL }[] = [];
-  for (let tier = start; tier >= 1 && tier <= tiers.length; tier += backwards ? -1 : 1) {
-    const onBound = bound && tier === start;
-    reads.push({
-      tier,
-      id: onBound
-        ? sql`pinpoints_fts.rowid ${sql.raw((backwards ? "<" : ">") + (bound.inclusive ? "=" : ""))} ${Number(bound.key[1])}`
-        : undefined,
-    });
-  }
+  const reads = tierReads(tiers.length, bound, sql`pinpoints_fts.rowid`);
   // FTS5 drives (CROSS JOIN keeps it outer) and yields rowids in order, so LIMIT stops the read early.
   const queries = reads.map(({ tier, id }) =>
     statement(
@@ -165,14 +143,13 @@ async function nearest(
   bound: Bound,
   take: number,
 ) {
-  const cap = Math.min(near.radius ?? Infinity, HALF_CIRCUMFERENCE);
   const distance = distanceSql(near, sql`pinpoints.latitude`, sql`pinpoints.longitude`);
   const where = filters(accountId, s, { withText: true });
   const keyset = keysetSql([distance, sql`pinpoints.id`], bound);
-  const page = async (radius: number) => {
+  return nearestPage(d1, { accountId, near, bbox: s.bbox, bound, take }, async (radius) => {
     const within: SQL[] = [];
     if (radius < HALF_CIRCUMFERENCE) {
-      const boxes = s.bbox ? intersect(circleRects(near, radius), rects(s.bbox)) : circleRects(near, radius);
+      const boxes = searchRects(near, radius, s.bbox);
       if (boxes.length === 0) return [];
       within.push(sql`pinpoints.id IN (${rtreeIds(accountId, boxes)})`, sql`${distance} <= ${radius}`);
     }
@@ -180,43 +157,6 @@ async function nearest(
       d1,
       sql`SELECT pinpoints.*, ${distance} AS distance FROM pinpoints WHERE ${and([...where, ...within, ...keyset.where])} ORDER BY ${keyset.order} LIMIT ${take}`,
     );
-    return raw.map((r) => ({ ...toPinpoint(r), distance: Number(r.distance) }));
-  };
-
-  // Backwards, every row of the page is nearer than the bound: one circle holds them all.
-  if (bound?.direction === "before") return page(Math.min(cap, Number(bound.key[0])));
-  const step = await firstCircle(d1, accountId, near, s.bbox, take, cap);
-  let radius = Math.min(cap, (bound ? Number(bound.key[0]) : 0) + step);
-  for (;;) {
-    const rows = await page(radius);
-    // A full page within the circle is the nearest page: everything outside is farther.
-    if (rows.length >= take || radius >= cap) return rows;
-    radius = Math.min(cap, radius * 4);
-  }
-}
-
-/**
- * Twice the radius of the smallest probe circle whose box holds a page of the
- * account's points (capped counts, so the probe reads at most a few hundred
- * index entries), or `cap` when the circle is small anyway.
- */
-async function firstCircle(
-  d1: D1Database,
-  accountId: number,
-  near: Point,
-  bbox: BBox | undefined,
-  take: number,
-  cap: number,
-): Promise<number> {
-  const radii = PROBE_RADII.filter((r) => 2 * r < cap);
-  if (radii.length === 0) return cap;
-  // CASE evaluates its branches in order and stops at the first that holds.
-  const branches = radii.map((r, i) => {
-    const boxes = bbox ? intersect(circleRects(near, r), rects(bbox)) : circleRects(near, r);
-    const count = boxes.length ? sql`(SELECT count(*) FROM (${rtreeIds(accountId, boxes, take)}))` : sql`0`;
-    return sql`WHEN ${count} >= ${sql.raw(String(take))} THEN ${sql.raw(String(i))}`;
+    return raw.map((r): FoundPinpoint => ({ ...toPinpoint(r), distance: Number(r.distance) }));
   });
-  const [row] = await rawRows(d1, sql`SELECT CASE ${sql.join(branches, sql` `)} ELSE -1 END AS level`);
-  const level = Number(row!.level);
-  return level < 0 ? cap : 2 * radii[level]!;
 }
