@@ -1,74 +1,134 @@
 /**
- * Every migration after the first release applied to a database populated
- * under the migrations before it: no row of any table disappears, and the
- * search indexes (migration 0004) cover the rows that were already there.
+ * Migration safety: every migration, applied to a database populated under
+ * the migrations before it, keeps every row, every column's values and every
+ * foreign key. D1 runs a migration as one transaction with foreign keys
+ * enforced (it ignores `PRAGMA foreign_keys=OFF`), so a drizzle-kit table
+ * rebuild (`DROP TABLE` + rename) cascade-deletes the rows that reference the
+ * table. applyD1Migrations runs each migration the same way (one batch), so
+ * such a migration fails here. The rule for writing migrations is in the
+ * README (Development).
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { census, emptyDatabase, foreignKeyViolations, losses, populate } from "./migration-safety";
 
-const BASE_TABLES = ["accounts", "clients", "categories", "pinpoints", "lists", "list_pinpoints", "events"];
-const FIRST_NEW = "0003_query_columns.sql";
+const migrations = env.TEST_MIGRATIONS;
 
-async function counts(): Promise<Record<string, number>> {
-  const out: Record<string, number> = {};
-  for (const table of BASE_TABLES) {
-    out[table] = (await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>())!.n;
-  }
-  return out;
-}
+/**
+ * Migrations that cannot apply to a database populated under the ones before, with the reason. The
+ * check then requires that they fail whole, changing nothing. A new migration does not belong here.
+ */
+const FAILS_ON_POPULATED: Record<string, string> = {
+  "0001_builtin_category.sql":
+    "seeds category 1, which a category created under 0000 alone would hold; 0000 and 0001 landed together, " +
+    "before any database existed",
+};
 
-let before: Record<string, number>;
+describe("every migration keeps every row of a populated database", () => {
+  it("finds the migrations", () => {
+    expect(migrations.length).toBeGreaterThanOrEqual(3);
+    expect(migrations[0]!.name).toMatch(/^0000_/);
+  });
 
-beforeAll(async () => {
-  // Back to an empty database, then the migrations before the search indexes only.
-  const { results } = await env.DB.prepare(
-    "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE '%_fts_%' AND name NOT LIKE '%_rtree_%'",
-  ).all<{ type: string; name: string }>();
-  await env.DB.prepare("PRAGMA foreign_keys = OFF").run();
-  for (const { type, name } of results) {
-    await env.DB.prepare(`DROP ${type === "table" ? "TABLE" : "TRIGGER"} IF EXISTS "${name}"`).run();
-  }
-  const index = env.TEST_MIGRATIONS.findIndex((m) => m.name === FIRST_NEW);
-  expect(index).toBeGreaterThan(0);
-  await applyD1Migrations(env.DB, env.TEST_MIGRATIONS.slice(0, index));
+  it.each(migrations.map((m, i) => [m.name, i] as const))("%s", async (_name, index) => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations.slice(0, index));
+    await populate(env.DB);
+    const before = await census(env.DB);
+    // Every table holds rows, so a cascade from any table shows.
+    for (const [table, { rows }] of before) expect(rows, table).toBeGreaterThan(0);
 
-  const seed = [
-    "INSERT INTO accounts (name) VALUES ('a'), ('b')",
-    "INSERT INTO clients (id, account_id, name, secret_hash, scope) VALUES ('c1', 1, 'c', 'h', 'read write')",
-    "INSERT INTO categories (account_id, name) VALUES (1, 'Food')",
-    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
-     INSERT INTO pinpoints (account_id, name, description, latitude, longitude, tags, category_id)
-     SELECT 1 + i % 2, 'Musée ' || i, '<p>Le <b>café</b> &amp; <a href="https://x.test/">jardin</a></p>', -80 + i * 0.5, -170 + i, '["t' || (i % 3) || '"]', CASE WHEN i % 5 = 0 THEN 2 ELSE 1 END FROM n`,
-    "INSERT INTO lists (account_id, name) VALUES (1, 'l')",
-    "INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT 1, id FROM pinpoints WHERE account_id = 1 AND id % 4 = 1",
-    `INSERT INTO events (account_id, pinpoint_id, name, description, dates, tags)
-     SELECT account_id, id, 'Concert ' || id, '<p>Live <i>music</i></p>',
-       json_array(json_object('start', 1800000000000 + id * 3600000, 'end', 1800000000000 + id * 3600000 + 7200000),
-                  json_object('start', 1810000000000 + id * 3600000, 'end', 1810000000000 + id * 3600000 + 60000)), '["x"]'
-     FROM pinpoints WHERE id % 3 = 0`,
-  ];
-  for (const statement of seed) await env.DB.prepare(statement).run();
-  before = await counts();
-  await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+    const applying = applyD1Migrations(env.DB, migrations.slice(0, index + 1));
+    if (FAILS_ON_POPULATED[migrations[index]!.name]) await expect(applying).rejects.toThrow();
+    else await applying;
+
+    expect(losses(before, await census(env.DB))).toEqual([]);
+    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+  });
+
+  it("the latest schema takes rows in every table", async () => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations);
+    await populate(env.DB);
+    for (const [table, { rows }] of await census(env.DB)) expect(rows, table).toBeGreaterThan(0);
+    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+  });
 });
 
-it("no row of any table is lost", async () => {
-  expect(before.pinpoints).toBe(300);
-  expect(await counts()).toEqual(before);
-});
+describe("the check catches what D1 does to a table rebuild", () => {
+  /** The statements drizzle-kit writes to change a column of `pinpoints` (SQLite cannot ALTER it in place). */
+  async function rebuildPinpoints(pragma: string): Promise<string[]> {
+    const row = await env.DB.prepare("SELECT sql FROM sqlite_master WHERE name = 'pinpoints'").first<{ sql: string }>();
+    return [
+      pragma,
+      row!.sql.replace(/^CREATE TABLE [`"]?pinpoints[`"]?/, "CREATE TABLE `__new_pinpoints`"),
+      "INSERT INTO `__new_pinpoints` SELECT * FROM `pinpoints`",
+      "DROP TABLE `pinpoints`",
+      "ALTER TABLE `__new_pinpoints` RENAME TO `pinpoints`",
+    ];
+  }
 
-it("the rows already there are indexed: places, text without markup, occurrences", async () => {
-  const one = (q: string) =>
-    env.DB.prepare(q)
-      .first<{ n: number }>()
-      .then((r) => r!.n);
-  expect(await one("SELECT count(*) AS n FROM pinpoints_rtree")).toBe(300);
-  expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'musee'")).toBe(300);
-  expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'cafe jardin'")).toBe(300);
-  expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'href OR amp OR b'")).toBe(0);
-  expect(await one("SELECT count(*) AS n FROM events_fts WHERE events_fts MATCH 'music'")).toBe(before.events);
-  expect(await one("SELECT count(*) AS n FROM event_occurrences")).toBe(2 * before.events!);
-  const text = await env.DB.prepare("SELECT description_text AS t FROM pinpoints WHERE id = 1").first<{ t: string }>();
-  expect(text!.t.replace(/\s+/g, " ")).toBe("Le café & jardin");
+  it.each(["PRAGMA foreign_keys=OFF", "PRAGMA defer_foreign_keys = on"])(
+    "a rebuild of pinpoints under %s cascades to events and memberships",
+    async (pragma) => {
+      await emptyDatabase(env.DB);
+      await applyD1Migrations(env.DB, migrations);
+      await populate(env.DB);
+      const before = await census(env.DB);
+
+      await applyD1Migrations(env.DB, [
+        ...migrations,
+        { name: "9999_rebuild_pinpoints", queries: await rebuildPinpoints(pragma) },
+      ]);
+
+      const lost = losses(before, await census(env.DB));
+      expect(lost).toContain(`table events lost ${before.get("events")!.rows} of ${before.get("events")!.rows} rows`);
+      expect(lost).toContain(
+        `table list_pinpoints lost ${before.get("list_pinpoints")!.rows} of ${before.get("list_pinpoints")!.rows} rows`,
+      );
+      expect((await census(env.DB)).get("pinpoints")!.rows).toBe(before.get("pinpoints")!.rows);
+    },
+  );
+
+  it("a migration that clears a column's values counts as a loss", async () => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations);
+    await populate(env.DB);
+    const before = await census(env.DB);
+    const keys = before.get("pinpoints")!.columns.get("media_key")!;
+
+    await applyD1Migrations(env.DB, [
+      ...migrations,
+      { name: "9999_clear_media_keys", queries: ["UPDATE `pinpoints` SET `media_key` = NULL"] },
+    ]);
+
+    expect(losses(before, await census(env.DB))).toEqual([`pinpoints.media_key lost ${keys} of ${keys} values`]);
+  });
+
+  it("a rebuild that saves and restores the rows referencing the table keeps everything", async () => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations);
+    await populate(env.DB);
+    const before = await census(env.DB);
+    // The tables whose rows a DROP TABLE pinpoints cascades to; a migration names them by hand.
+    const referencing = ["events", "list_pinpoints"];
+    const rebuild = await rebuildPinpoints("PRAGMA defer_foreign_keys = on");
+
+    await applyD1Migrations(env.DB, [
+      ...migrations,
+      {
+        name: "9999_rebuild_pinpoints_safely",
+        queries: [
+          ...referencing.map((t) => `CREATE TABLE \`__keep_${t}\` AS SELECT * FROM \`${t}\``),
+          ...rebuild,
+          ...referencing.map((t) => `INSERT INTO \`${t}\` SELECT * FROM \`__keep_${t}\``),
+          ...referencing.map((t) => `DROP TABLE \`__keep_${t}\``),
+        ],
+      },
+    ]);
+
+    expect(losses(before, await census(env.DB))).toEqual([]);
+    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+  });
 });
