@@ -9,10 +9,10 @@ import { checkPoint, instantParam, searchParams } from "../fields/search-params"
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
+import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
-import { operation } from "../openapi/metadata";
 import { eventToJson } from "./json";
 import { eventCreate, eventJson, eventUpdate, foundEventJson } from "./schemas";
 import { eventSortKeyOf, searchEvents, type EventSearch } from "./search";

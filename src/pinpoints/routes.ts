@@ -5,10 +5,10 @@ import { checkPoint, categoryParam, searchParams } from "../fields/search-params
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
+import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
-import { operation } from "../openapi/metadata";
 import { pinpointToJson } from "./json";
 import { foundPinpointJson, pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "./search";
