@@ -65,8 +65,7 @@ export const bboxParam = z
   .optional()
   .meta({
     description:
-      "minLon,minLat,maxLon,maxLat in WGS 84 degrees (edges included); minLon > maxLon crosses the antimeridian",
-    example: "2.25,48.81,2.42,48.90",
+      "minLon,minLat,maxLon,maxLat in WGS 84 degrees (edges included), e.g. 2.25,48.81,2.42,48.90; minLon > maxLon crosses the antimeridian",
   });
 
 export const qParam = z
@@ -94,11 +93,11 @@ const commaList = <T>(item: (text: string) => T | undefined, what: string) =>
 
 export const tagsParam = commaList((t) => (t && t.length <= 100 ? t.toWellFormed() : undefined), "non-empty tags")
   .optional()
-  .meta({ description: "Comma-separated: only results carrying every one of these tags", example: "museum,free" });
+  .meta({ description: "Comma-separated, e.g. museum,free: only results carrying every one of these tags" });
 
 export const categoryParam = commaList((t) => (/^[1-9]\d{0,14}$/.test(t) ? Number(t) : undefined), "category ids")
   .optional()
-  .meta({ description: "Comma-separated category ids: results in any of them", example: "3,7" });
+  .meta({ description: "Comma-separated category ids, e.g. 3,7: results in any of them" });
 
 /** An ISO 8601 instant with an offset, as epoch milliseconds. */
 export const instantParam = z.string().transform((text, ctx) => {

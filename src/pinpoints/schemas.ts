@@ -74,11 +74,13 @@ export const pinpointJson = createSelectSchema(pinpoints, { tags: z.array(z.stri
 export type PinpointJson = z.output<typeof pinpointJson>;
 
 /** A pinpoint in a search answer: with `latitude`/`longitude`, its distance from that point. */
-export const foundPinpointJson = pinpointJson.extend({
-  distance: z
-    .number()
-    .optional()
-    .meta({ description: "Metres from `latitude`/`longitude` along the great circle; only when they are given" }),
-});
+export const foundPinpointJson = pinpointJson
+  .extend({
+    distance: z
+      .number()
+      .optional()
+      .meta({ description: "Metres from `latitude`/`longitude` along the great circle; only when they are given" }),
+  })
+  .meta({ id: "PinpointResult" });
 
 export type FoundPinpointJson = z.output<typeof foundPinpointJson>;
