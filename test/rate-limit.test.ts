@@ -186,7 +186,7 @@ describe("on the token endpoint", () => {
     // while the client from another address, and another client from the same address, are served.
     expect((await tokenRequest(client, "198.51.100.8")).status).toBe(200);
     expect((await tokenRequest(other, "198.51.100.7")).status).toBe(200);
-  });
+  }, 60_000);
 
   it("limits a client id to 60 requests a minute across addresses", async () => {
     await windowWithRoom(15_000);
@@ -198,7 +198,7 @@ describe("on the token endpoint", () => {
     expect(statuses).toEqual(Array(60).fill(401));
     await expectTooMany(await tokenRequest(client, "203.0.113.99"), "token;r=0;t=60");
     expect((await tokenRequest(other, "203.0.113.99")).status).toBe(200);
-  });
+  }, 60_000);
 
   it("counts an IPv6 /64 as one address", async () => {
     await windowWithRoom(15_000);
@@ -208,7 +208,7 @@ describe("on the token endpoint", () => {
     expect(statuses.map((r) => r.status)).toEqual(Array(10).fill(401));
     await expectTooMany(await tokenRequest(client, "2001:db8:a:b::ffff"), "token-address;r=0;t=60");
     expect((await tokenRequest(client, "2001:db8:a:c::1")).status).toBe(200);
-  });
+  }, 60_000);
 
   it("keys addresses by IPv4 address and IPv6 /64, whatever the notation", () => {
     expect(addressKey("192.0.2.1")).toBe("192.0.2.1");
