@@ -13,6 +13,8 @@ import { categoryRoutes } from "./categories/routes";
 import { configFor } from "./core/config";
 import type { AppEnv } from "./core/env";
 import { eventRoutes } from "./events/routes";
+import { geojsonVariant } from "./geojson/negotiate";
+import { eventFeatures, pinpointFeatures } from "./geojson/resources";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
 import { listRoutes } from "./lists/routes";
@@ -63,6 +65,9 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/oauth2/token", tokenRoutes)
   // Public: media URLs carry no token, so an <img> can load them.
   .route("/media", mediaRoutes)
+  // GeoJSON on request (Accept or format=geojson), made from the JSON answer of the same routes.
+  .use("/v3.0/pinpoints/*", geojsonVariant(pinpointFeatures))
+  .use("/v3.0/events/*", geojsonVariant(eventFeatures))
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
   .route("/v3.0/categories", categoryRoutes)
