@@ -8,6 +8,7 @@ import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { operation } from "../openapi/metadata";
+import { bulkImport } from "./import";
 import { pinpointToJson } from "./json";
 import { pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
 import { deletePinpoint, pageListPinpoints, pinpointRows } from "./store";
@@ -70,7 +71,7 @@ export const pinpointRoutes = resourceApp()
   )
   .post(
     "/",
-    ...operations.create(validate("json", pinpointCreate), async (c) => {
+    ...operations.create(bulkImport(), validate("json", pinpointCreate), async (c) => {
       const { media_file, ...fields } = c.req.valid("json");
       const row = await writeWithMedia(
         c,
