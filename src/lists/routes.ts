@@ -5,8 +5,8 @@ import { ApiError } from "../core/problem";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
+import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
-import { operation } from "../openapi/metadata";
 import { listToJson } from "./json";
 import { addToList, removeFromList } from "./membership";
 import {
