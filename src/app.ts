@@ -20,6 +20,7 @@ import { requestLog } from "./http/logging";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
 import { referenceRoutes } from "./openapi/routes";
+import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { pinpointRoutes } from "./pinpoints/routes";
 
 const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
@@ -71,7 +72,8 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
   .route("/v3.0/categories", categoryRoutes)
-  .route("/v3.0/events", eventRoutes);
+  .route("/v3.0/events", eventRoutes)
+  .route(OGC_PREFIX, ogcRoutes);
 
 app.onError(onError);
 app.notFound(notFound(app.routes));
