@@ -11,17 +11,13 @@
  * Screenshots go to $DOCS_SCREENSHOTS (default: the system temp folder).
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
+import { existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { createClient } from "./lib/registry.ts";
-import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** Flags for Chromium on a machine with no network beyond loopback: nothing phones home. */
@@ -35,84 +31,19 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const SCREENSHOTS = process.env.DOCS_SCREENSHOTS ?? tmpdir();
-const STARTUP_MS = 90_000;
 
 type Document = { servers: { url: string }[]; paths: Record<string, Record<string, { operationId: string }>> };
 
-const scratch = mkdtempSync(join(tmpdir(), "poi-docs-test-"));
-const target: Target = { remote: false, persistTo: join(scratch, "state") };
-let server: ChildProcess | undefined;
-let serverOutput = "";
+let server: DevServer;
 let base = "";
 let client: { client_id: string; client_secret: string };
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts `wrangler dev` in its own process group, so stopping it stops workerd too. */
-async function startServer(): Promise<void> {
-  const port = await freePort();
-  const wrangler = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-  const args = [wrangler, "dev", ...targetFlags(target), "--ip", "127.0.0.1", "--port", String(port)];
-  args.push("--var", `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`);
-  server = spawn(process.execPath, args, {
-    cwd: ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
-  });
-  server.stdout!.on("data", (chunk: Buffer) => (serverOutput += chunk));
-  server.stderr!.on("data", (chunk: Buffer) => (serverOutput += chunk));
-  base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + STARTUP_MS;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) break;
-    try {
-      if ((await fetch(`${base}/v3.0/openapi.json`)).ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-  throw new Error(`wrangler dev did not start:\n${serverOutput}`);
-}
-
-function stopServer(): Promise<void> {
-  const child = server;
-  if (!child?.pid || child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 10_000);
-    child.once("exit", () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    process.kill(-child.pid!, "SIGTERM");
-  });
-}
-
 before(async () => {
-  // No standard input: wrangler applies the migrations without asking.
-  const status = runWrangler(
-    ["d1", "migrations", "apply", "DB", ...targetFlags(target)],
-    ["ignore", "ignore", "inherit"],
-  );
-  assert.equal(status, 0, "wrangler d1 migrations apply failed");
-  client = await createClient(d1Execute(target), { account: "docs test", name: "browser", scope: "read write" });
-  await startServer();
+  server = await startDevServer("docs");
+  ({ base, client } = server);
 });
 
-after(async () => {
-  await stopServer();
-  rmSync(scratch, { recursive: true, force: true });
-});
+after(() => server?.stop());
 
 test("GET /v3.0/openapi.json needs no token and is a valid OpenAPI 3.1 document", async () => {
   const response = await fetch(`${base}/v3.0/openapi.json`);
@@ -152,7 +83,7 @@ test("/docs lists every operation, gets a token and tries calls, all offline", a
   const document = (await (await fetch(`${base}/v3.0/openapi.json`)).json()) as Document;
   const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
 
-  const context: BrowserContext = await chromium.launchPersistentContext(join(scratch, "chromium-profile"), {
+  const context: BrowserContext = await chromium.launchPersistentContext(join(server.scratch, "chromium-profile"), {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,

