@@ -11,13 +11,16 @@
  * Screenshots go to $DOCS_SCREENSHOTS (default: the system temp folder).
  */
 import assert from "node:assert/strict";
-import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { createClient } from "./lib/registry.ts";
+import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
 const CHROMIUM = "/usr/bin/chromium";
 /** Flags for Chromium on a machine with no network beyond loopback: nothing phones home. */
@@ -34,16 +37,32 @@ const SCREENSHOTS = process.env.DOCS_SCREENSHOTS ?? tmpdir();
 
 type Document = { servers: { url: string }[]; paths: Record<string, Record<string, { operationId: string }>> };
 
-let server: DevServer;
+const scratch = mkdtempSync(join(tmpdir(), "poi-docs-test-"));
+const target: Target = { remote: false, persistTo: join(scratch, "state") };
+let server: DevServer | undefined;
 let base = "";
 let client: { client_id: string; client_secret: string };
 
 before(async () => {
-  server = await startDevServer("docs");
-  ({ base, client } = server);
+  // No standard input: wrangler applies the migrations without asking.
+  const status = runWrangler(
+    ["d1", "migrations", "apply", "DB", ...targetFlags(target)],
+    ["ignore", "ignore", "inherit"],
+  );
+  assert.equal(status, 0, "wrangler d1 migrations apply failed");
+  client = await createClient(d1Execute(target), { account: "docs test", name: "browser", scope: "read write" });
+  server = await startDevServer([
+    ...targetFlags(target),
+    "--var",
+    `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`,
+  ]);
+  base = server.base;
 });
 
-after(() => server?.stop());
+after(async () => {
+  await server?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 test("GET /v3.0/openapi.json needs no token and is a valid OpenAPI 3.1 document", async () => {
   const response = await fetch(`${base}/v3.0/openapi.json`);
@@ -83,7 +102,7 @@ test("/docs lists every operation, gets a token and tries calls, all offline", a
   const document = (await (await fetch(`${base}/v3.0/openapi.json`)).json()) as Document;
   const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
 
-  const context: BrowserContext = await chromium.launchPersistentContext(join(server.scratch, "chromium-profile"), {
+  const context: BrowserContext = await chromium.launchPersistentContext(join(scratch, "chromium-profile"), {
     executablePath: CHROMIUM,
     headless: true,
     args: CHROMIUM_ARGS,

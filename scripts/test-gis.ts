@@ -9,10 +9,14 @@
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { startDevServer, tokenFor, type DevServer } from "./lib/dev-server.ts";
+import { startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { createClient } from "./lib/registry.ts";
+import { d1Execute, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
 const OGRINFO = "/usr/bin/ogrinfo";
 const OGR2OGR = "/usr/bin/ogr2ogr";
@@ -27,6 +31,8 @@ type Feature = {
   properties: Record<string, unknown>;
 };
 
+const scratch = mkdtempSync(join(tmpdir(), "poi-gis-test-"));
+const target: Target = { remote: false, persistTo: join(scratch, "state") };
 let server: DevServer;
 let token = "";
 let listId = 0;
@@ -68,8 +74,28 @@ function featuresOf(file: string, layer: string): Feature[] {
 
 before(async () => {
   for (const tool of [OGRINFO, OGR2OGR]) assert.ok(existsSync(tool), `${tool} is missing: apt-get install gdal-bin`);
-  server = await startDevServer("gis");
-  token = await tokenFor(server);
+  // A fresh database with one client, as a developer's first `npm start` has.
+  const status = runWrangler(
+    ["d1", "migrations", "apply", "DB", ...targetFlags(target)],
+    ["ignore", "ignore", "inherit"],
+  );
+  assert.equal(status, 0, "wrangler d1 migrations apply failed");
+  const client = await createClient(d1Execute(target), { account: "gis test", name: "gdal", scope: "read write" });
+  server = await startDevServer([
+    ...targetFlags(target),
+    "--var",
+    `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`,
+  ]);
+  const response = await fetch(`${server.base}/v3.0/oauth2/token`, {
+    method: "POST",
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+    }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  token = ((await response.json()) as { access_token: string }).access_token;
   // Latitudes and longitudes of different signs, so a swapped axis order cannot pass.
   const features = Array.from({ length: PLACES }, (_, i) => ({
     type: "Feature",
@@ -96,7 +122,10 @@ before(async () => {
   );
 });
 
-after(() => server?.stop());
+after(async () => {
+  await server?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
 
 test("ogrinfo lists the collections", () => {
   const out = gdal(OGRINFO, ["-ro", "-q", source()]);
@@ -104,7 +133,7 @@ test("ogrinfo lists the collections", () => {
 });
 
 test("ogr2ogr copies every feature of a list of several pages into a GeoPackage", () => {
-  const gpkg = join(server.scratch, "guide.gpkg");
+  const gpkg = join(scratch, "guide.gpkg");
   gdal(OGR2OGR, ["-f", "GPKG", gpkg, source(), `list-${listId}`, "-oo", `PAGE_SIZE=${PAGE_SIZE}`]);
   const copied = featuresOf(gpkg, `list-${listId}`);
   assert.equal(copied.length, PLACES);

@@ -17,6 +17,7 @@ import { geojsonVariant } from "./geojson/negotiate";
 import { eventFeatures, pinpointFeatures } from "./geojson/resources";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
+import { requireSigningKey } from "./http/signing-key-check";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
 import { referenceRoutes } from "./openapi/routes";
@@ -42,7 +43,7 @@ const corsPolicy = cors({
   },
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
   // Conditional and range headers let a script fetch public media as efficiently as an <img>.
-  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range"],
+  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range", "If-Range"],
   exposeHeaders: [
     "Location",
     "X-Request-Id",
@@ -52,6 +53,9 @@ const corsPolicy = cors({
     "ETag",
     "Content-Range",
     "Accept-Ranges",
+    "Retry-After",
+    "RateLimit",
+    "RateLimit-Policy",
   ],
   maxAge: 86_400,
 });
@@ -60,7 +64,8 @@ const corsPolicy = cors({
 const appRoutes = (): readonly RouterRoute[] => app.routes;
 
 export const app = new Hono<AppEnv>({ strict: false })
-  .use(requestId, requestLog, corsPolicy)
+  // After CORS, so a browser can read the 503 of a service without its signing key.
+  .use(requestId, requestLog, corsPolicy, requireSigningKey)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)
