@@ -5,18 +5,20 @@
  * - `ogrinfo` lists the collections;
  * - `ogr2ogr` copies a list of more than one page into a GeoPackage, with the
  *   right count, attributes and coordinates;
- * - `ogr2ogr -spat` returns exactly the features inside the box.
+ * And the bulk tools against the same service: `npm run import` of a GeoJSON
+ * file and of a CSV file, resumed after a killed run without duplicates, and
+ * `npm run export` giving back identical features.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { createClient } from "./lib/registry.ts";
-import { d1Execute, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
 const OGRINFO = "/usr/bin/ogrinfo";
 const OGR2OGR = "/usr/bin/ogr2ogr";
@@ -35,6 +37,8 @@ const scratch = mkdtempSync(join(tmpdir(), "poi-gis-test-"));
 const target: Target = { remote: false, persistTo: join(scratch, "state") };
 let server: DevServer;
 let token = "";
+/** A second account for the bulk tools, so their counts start from zero. */
+let cli: { client_id: string; client_secret: string };
 let listId = 0;
 const places: { id: number; name: string; longitude: number; latitude: number; tags: string[] }[] = [];
 
@@ -81,6 +85,7 @@ before(async () => {
   );
   assert.equal(status, 0, "wrangler d1 migrations apply failed");
   const client = await createClient(d1Execute(target), { account: "gis test", name: "gdal", scope: "read write" });
+  cli = await createClient(d1Execute(target), { account: "cli test", name: "cli", scope: "read write" });
   server = await startDevServer([
     ...targetFlags(target),
     "--var",
@@ -146,4 +151,94 @@ test("ogr2ogr copies every feature of a list of several pages into a GeoPackage"
     // GeoPackage has no list type: GDAL stores a string list as "(count:item,…)".
     assert.equal(feature.properties.tags, `(${place.tags.length}:${place.tags.join(",")})`);
   }
+});
+
+/** Runs `npm run import|export` (the script itself, with this Node) for the CLI account. */
+function tool(name: "import" | "export", args: string[]) {
+  const cliArgs = ["--base", server.base, "--client-id", cli.client_id, "--client-secret", cli.client_secret];
+  return spawn(process.execPath, [join(ROOT, "scripts", `${name}.ts`), ...args, ...cliArgs], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+async function finished(child: ReturnType<typeof tool>): Promise<string> {
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  assert.equal(code, 0, output);
+  return output;
+}
+
+const cliFeatures = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return {
+      type: "Feature",
+      geometry: { type: "Point", coordinates: [-(i % 179) - 0.5, (i % 89) + 0.25] },
+      properties: { name: `CLI ${i}`, tags: [`t${i % 5}`], address: i % 2 ? `${i}, "Quoted", street` : null },
+    };
+  });
+
+test("npm run import resumes a killed run without duplicates; npm run export gives back the same features", async () => {
+  const total = 6500;
+  const source = join(scratch, "places.geojson");
+  const features = cliFeatures(total);
+  writeFileSync(source, JSON.stringify({ type: "FeatureCollection", features }));
+  // Killed once its state file says some batches are in.
+  const first = tool("import", [source]);
+  const state = `${source}.import-state.json`;
+  await new Promise<void>((resolve, reject) => {
+    const poll = setInterval(() => {
+      try {
+        if ((JSON.parse(readFileSync(state, "utf8")) as { done: number }).done >= 2000) {
+          clearInterval(poll);
+          first.kill("SIGKILL");
+          resolve();
+        }
+      } catch {
+        // Not written yet.
+      }
+      if (first.exitCode !== null) {
+        clearInterval(poll);
+        reject(new Error("the import finished before it could be interrupted"));
+      }
+    }, 5);
+  });
+  const resumed = await finished(tool("import", [source]));
+  assert.match(resumed, /Resuming: [\d,]+ of 6,500 already imported/);
+  assert.match(resumed, /Done: /);
+  assert.ok(!existsSync(state), "the state file is removed at the end");
+
+  const exported = join(scratch, "export.geojson");
+  await finished(tool("export", [exported]));
+  const back = JSON.parse(readFileSync(exported, "utf8")) as { type: string; features: Feature[] };
+  assert.equal(back.type, "FeatureCollection");
+  assert.equal(back.features.length, total, "every place once: none lost, none twice");
+  back.features.forEach((feature, i) => {
+    assert.deepEqual(feature.geometry.coordinates, features[i]!.geometry.coordinates);
+    assert.equal(feature.properties.name, features[i]!.properties.name);
+    assert.deepEqual(feature.properties.tags, features[i]!.properties.tags);
+    assert.equal(feature.properties.address, features[i]!.properties.address);
+  });
+
+  // CSV out, and CSV in (to the same account): the same places again, quotes and all.
+  const csv = join(scratch, "export.csv");
+  await finished(tool("export", [csv]));
+  const lines = readFileSync(csv, "utf8").trimEnd().split("\n");
+  assert.equal(lines[0], "id,name,latitude,longitude,altitude,address,category,description,media_credits,tags");
+  assert.equal(lines.length, total + 1);
+  const csvIn = join(scratch, "some.csv");
+  writeFileSync(csvIn, [lines[0], ...lines.slice(1, 1201)].join("\n") + "\n");
+  const output = await finished(tool("import", [csvIn]));
+  assert.match(output, /Done: 1,200 places imported/);
+  const again = join(scratch, "again.geojson");
+  await finished(tool("export", [again]));
+  const all = (JSON.parse(readFileSync(again, "utf8")) as { features: Feature[] }).features;
+  assert.equal(all.length, total + 1200);
+  all.slice(total).forEach((feature, i) => {
+    assert.deepEqual(feature.geometry.coordinates, features[i]!.geometry.coordinates);
+    assert.equal(feature.properties.address, features[i]!.properties.address);
+    assert.deepEqual(feature.properties.tags, features[i]!.properties.tags);
+  });
 });
