@@ -5,6 +5,8 @@
  * - `ogrinfo` lists the collections;
  * - `ogr2ogr` copies a list of more than one page into a GeoPackage, with the
  *   right count, attributes and coordinates;
+ * - `ogr2ogr -spat` returns exactly the features inside the box (the server
+ *   filters: GDAL sends `bbox`, and the pages it reads hold only those).
  * And the bulk tools against the same service: `npm run import` of a GeoJSON
  * file and of a CSV file, resumed after a killed run without duplicates, and
  * `npm run export` giving back identical features.
@@ -52,20 +54,22 @@ async function api(method: string, path: string, body?: unknown, type = "applica
   return response.json();
 }
 
-/** Runs a GDAL tool with the token in a header (GDAL_HTTP_HEADERS) and returns its standard output. */
-function gdal(tool: string, args: string[]): string {
+/**
+ * Runs a GDAL tool with the token in a header (GDAL_HTTP_HEADERS) and returns
+ * its standard output; with `debug`, GDAL's debug log (the URLs it fetched) too.
+ */
+function gdal(tool: string, args: string[], debug = false): string {
   const result = spawnSync(tool, ["--config", "GDAL_HTTP_HEADERS", `Authorization: Bearer ${token}`, ...args], {
     encoding: "utf8",
     timeout: 120_000,
-    env: { ...process.env, ...(process.env.GIS_DEBUG ? { CPL_DEBUG: "ON" } : {}) },
+    env: { ...process.env, ...(debug ? { CPL_DEBUG: "ON" } : {}) },
   });
-  if (process.env.GIS_DEBUG) console.error(result.stderr);
   assert.equal(
     result.status,
     0,
     `${tool} ${args.join(" ")} failed:\n${result.stderr}\n${server.output().slice(-2000)}`,
   );
-  return result.stdout;
+  return debug ? `${result.stdout}\n${result.stderr}` : result.stdout;
 }
 
 const source = () => `OAPIF:${server.base}/ogc`;
@@ -151,6 +155,20 @@ test("ogr2ogr copies every feature of a list of several pages into a GeoPackage"
     // GeoPackage has no list type: GDAL stores a string list as "(count:item,…)".
     assert.equal(feature.properties.tags, `(${place.tags.length}:${place.tags.join(",")})`);
   }
+});
+
+test("ogr2ogr -spat returns exactly the features inside the box", () => {
+  const [minLon, minLat, maxLon, maxLat] = [-120, -20, 50, 40];
+  const out = join(scratch, "box.geojson");
+  const box = [minLon, minLat, maxLon, maxLat].map(String);
+  const log = gdal(OGR2OGR, ["-f", "GeoJSON", out, source(), "pinpoints", "-spat", ...box], true);
+  const inside = places.filter(
+    (p) => p.longitude >= minLon && p.longitude <= maxLon && p.latitude >= minLat && p.latitude <= maxLat,
+  );
+  assert.ok(inside.length > 10 && inside.length < PLACES - 10, "the box holds some places, not all");
+  const got = (JSON.parse(readFileSync(out, "utf8")) as { features: Feature[] }).features.map((f) => f.properties.name);
+  assert.deepEqual(got.sort(), inside.map((p) => p.name).sort());
+  assert.match(log, /Fetch\(\S+\/ogc\/collections\/pinpoints\/items\?\S*bbox=/, "GDAL asked the server for the box");
 });
 
 /** Runs `npm run import|export` (the script itself, with this Node) for the CLI account. */

@@ -72,6 +72,11 @@ describe("POST /v3.0/pinpoints with a FeatureCollection", () => {
       category: 1,
     });
     expect(third).toMatchObject({ id: ids[2], latitude: 89.5, longitude: -179.5, altitude: null });
+    // Imported rows are in the search indexes like any other: text (description too) and box.
+    const found = await json<{ results: { id: number }[] }>(await a.get("/v3.0/pinpoints?q=hi"));
+    expect(found.results.map((p) => p.id)).toEqual([ids[0]]);
+    const boxed = await json<{ results: { id: number }[] }>(await a.get("/v3.0/pinpoints?bbox=43,-23,44,-22"));
+    expect(boxed.results.map((p) => p.id)).toEqual([ids[1]]);
   });
 
   it("imports 1,000 features in one request", async () => {

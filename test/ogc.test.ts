@@ -182,6 +182,123 @@ describe("OGC API – Features, Core", () => {
     }
   });
 
+  it("/req/core/fc-bbox-definition, fc-bbox-response: exactly the features in the box (brute force), paged, 4 or 6 numbers", async () => {
+    const a = await caller();
+    const features = Array.from({ length: 60 }, (_, i) => ({
+      type: "Feature",
+      geometry: { type: "Point", coordinates: [((i * 37) % 360) - 180, ((i * 23) % 180) - 90] },
+      properties: { name: `B${i}` },
+    }));
+    const imported = await a.send(
+      "POST",
+      "/v3.0/pinpoints",
+      { type: "FeatureCollection", features },
+      {
+        "Content-Type": "application/geo+json",
+      },
+    );
+    const { ids } = await json<{ ids: number[] }>(imported);
+    const list = await createList(a);
+    await a.send(
+      "POST",
+      `/v3.0/lists/${list.id}/pinpoints`,
+      ids.filter((_, i) => i % 2 === 0).map((id) => ({ id })),
+    );
+    const boxes: [number, number, number, number][] = [
+      [-100, -50, 40, 30],
+      [170, -90, -150, 90],
+      [-180, -90, 180, 90],
+      [0, 0, 1, 1],
+    ];
+    for (const [minLon, minLat, maxLon, maxLat] of boxes) {
+      const inside = (i: number) => {
+        const [lon, lat] = features[i]!.geometry.coordinates as [number, number];
+        const lonIn = minLon <= maxLon ? lon >= minLon && lon <= maxLon : lon >= minLon || lon <= maxLon;
+        return lonIn && lat >= minLat && lat <= maxLat;
+      };
+      for (const [collection, members] of [
+        ["pinpoints", ids.map((_, i) => i)],
+        [`list-${list.id}`, ids.map((_, i) => i).filter((i) => i % 2 === 0)],
+      ] as const) {
+        const seen: number[] = [];
+        let url: string | undefined =
+          `/ogc/collections/${collection}/items?limit=7&bbox=${minLon},${minLat},${maxLon},${maxLat}`;
+        while (url) {
+          const page: Items = await ok<Items>(a, url, "application/geo+json");
+          seen.push(...page.features.map((f) => f.id));
+          url = linkOf(page.links, "next")?.href;
+          if (url) url = path(url);
+        }
+        expect(seen, `${collection} ${minLon},${minLat},${maxLon},${maxLat}`).toEqual(
+          members.filter(inside).map((i) => ids[i]),
+        );
+      }
+    }
+    const six = await ok<Items>(
+      a,
+      "/ogc/collections/pinpoints/items?bbox=-100,-50,-10,40,30,10&limit=1000",
+      "application/geo+json",
+    );
+    const four = await ok<Items>(
+      a,
+      "/ogc/collections/pinpoints/items?bbox=-100,-50,40,30&limit=1000",
+      "application/geo+json",
+    );
+    expect(six.features.map((f) => f.id)).toEqual(four.features.map((f) => f.id));
+    for (const bad of ["1,2,3", "0,0,200,1", "0,50,1,10", "a,b,c,d"]) {
+      expect((await a.get(`/ogc/collections/pinpoints/items?bbox=${bad}`)).status, bad).toBe(400);
+    }
+  });
+
+  it("/req/core/fc-time-definition, fc-time-response: events whose occurrences meet the instant or interval (brute force)", async () => {
+    const a = await caller();
+    const place = await createPinpoint(a, { latitude: 10, longitude: -10 });
+    const day = (d: number, h = 0) => new Date(Date.UTC(2026, 5, d, h)).toISOString();
+    const dated = [
+      [[day(1, 10), day(1, 12)]],
+      [
+        [day(2, 0), day(3, 0)],
+        [day(10, 0), day(10, 1)],
+      ],
+      [[day(5, 8), day(5, 8)]],
+      [[day(20, 0), day(25, 0)]],
+    ];
+    const ids: number[] = [];
+    for (const dates of dated) {
+      const response = await a.send("POST", "/v3.0/events", {
+        name: "E",
+        pinpoint: place.id,
+        dates: dates.map(([start, end]) => ({ start, end })),
+      });
+      ids.push((await json<{ id: number }>(response)).id);
+    }
+    const meets = (i: number, from: number, to: number) =>
+      dated[i]!.some(
+        ([s, e]) => Date.parse(s!) <= to && (Date.parse(e!) > from || (Date.parse(s!) >= from && Date.parse(s!) <= to)),
+      );
+    const cases: [string, number, number][] = [
+      [day(1, 11), Date.parse(day(1, 11)), Date.parse(day(1, 11))],
+      [`${day(2, 12)}/${day(10, 0)}`, Date.parse(day(2, 12)), Date.parse(day(10, 0))],
+      [`../${day(5, 8)}`, -Infinity, Date.parse(day(5, 8))],
+      [`${day(6)}/..`, Date.parse(day(6)), Infinity],
+      [`${day(12)}/`, Date.parse(day(12)), Infinity],
+      [day(1, 12), Date.parse(day(1, 12)), Date.parse(day(1, 12))],
+    ];
+    for (const [datetime, from, to] of cases) {
+      const page = await ok<Items>(
+        a,
+        `/ogc/collections/events/items?datetime=${encodeURIComponent(datetime)}`,
+        "application/geo+json",
+      );
+      const expected = ids.filter((_, i) => meets(i, from, to));
+      expect(
+        page.features.map((f) => f.id).sort((x, y) => x - y),
+        datetime,
+      ).toEqual(expected);
+      for (const f of page.features) expect(f.geometry!.coordinates).toEqual([-10, 10]);
+    }
+  });
+
   it("/req/core/fc-time-definition, fc-time-response: pinpoints have no time, so every datetime matches them all", async () => {
     const { a } = await withPlaces();
     for (const datetime of [

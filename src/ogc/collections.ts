@@ -9,40 +9,75 @@ import { ApiError, notFound } from "../core/problem";
 import { pinpointLocations } from "../db/locations";
 import type { Bound } from "../db/keyset";
 import type { Event, Pinpoint } from "../db/schema";
+import type { BBox } from "../db/geo";
 import { eventToJson } from "../events/json";
+import { eventSortKeyOf, searchEvents, type EventSearch } from "../events/search";
 import { eventRows } from "../events/store";
 import { eventFeature, pinpointFeature, type Feature } from "../geojson/features";
 import { mediaUrls } from "../media/url";
 import { pinpointToJson } from "../pinpoints/json";
+import { searchPinpoints, sortKeyOf, type PinpointSearch } from "../pinpoints/search";
 import { pageListPinpoints, pinpointRows } from "../pinpoints/store";
 import { accountList, accountLists, listMember, type ListSummary } from "./store";
+
+/**
+ * What an items request selects (/req/core/fc-bbox-definition, fc-time-definition):
+ * a box, and a time range in milliseconds (`to` exclusive), either end open.
+ */
+export type Selection = { bbox?: BBox; from?: number; to?: number };
 
 export type Collection = {
   id: string;
   title: string;
   description: string;
-  /** One page of features from `bound`, and each one's sort key for the cursors. */
-  page(c: Context<AppEnv>, bound: Bound, take: number): Promise<FeatureRow[]>;
+  /** One page of the selected features from `bound`, each with its sort key for the cursors. */
+  page(c: Context<AppEnv>, selection: Selection, bound: Bound, take: number): Promise<FeatureRow[]>;
   /** The feature with this id, or a 404. */
   feature(c: Context<AppEnv>, featureId: number): Promise<Feature>;
 };
 
-/** A feature with the id its order pages by. */
-export type FeatureRow = { id: number; feature: Feature };
+/** A feature with its position in the order its page was read in. */
+export type FeatureRow = { key: readonly number[]; feature: Feature };
 
-const pinpointRow = (c: Context<AppEnv>) => {
+const byId = (row: { id: number }) => [row.id];
+
+const pinpointFeatureRows = (c: Context<AppEnv>, rows: Pinpoint[], keyOf: (row: Pinpoint) => number[] = byId) => {
   const mediaUrl = mediaUrls(c);
-  return (row: Pinpoint): FeatureRow => ({ id: row.id, feature: pinpointFeature(pinpointToJson(row, mediaUrl)) });
+  return rows.map((row): FeatureRow => ({ key: keyOf(row), feature: pinpointFeature(pinpointToJson(row, mediaUrl)) }));
 };
 
-async function eventFeatureRows(c: Context<AppEnv>, rows: Event[]): Promise<FeatureRow[]> {
+async function eventFeatureRows<Row extends Event>(
+  c: Context<AppEnv>,
+  rows: Row[],
+  keyOf: (row: Row) => number[] = byId,
+): Promise<FeatureRow[]> {
   const mediaUrl = mediaUrls(c);
   const ids = [...new Set(rows.map((row) => row.pinpoint))];
   const locations = await pinpointLocations(c.env.DB, c.var.principal.accountId, ids);
   return rows.map((row) => ({
-    id: row.id,
+    key: keyOf(row),
     feature: eventFeature(eventToJson(row, mediaUrl), locations.get(row.pinpoint)),
   }));
+}
+
+/** With a box, the pinpoint search of the query issue (R*Tree); pinpoints have no time, so any time matches. */
+async function pinpointPage(
+  c: Context<AppEnv>,
+  selection: Selection,
+  list: number | undefined,
+  bound: Bound,
+  take: number,
+) {
+  const { accountId } = c.var.principal;
+  if (selection.bbox) {
+    const search: PinpointSearch = { bbox: selection.bbox, list };
+    return pinpointFeatureRows(c, await searchPinpoints(c.env.DB, accountId, search, bound, take), sortKeyOf(search));
+  }
+  const rows =
+    list === undefined
+      ? await pinpointRows.page(c.env.DB, accountId, bound, take)
+      : await pageListPinpoints(c.env.DB, accountId, list, bound, take);
+  return pinpointFeatureRows(c, rows);
 }
 
 /** Another account's row is no feature of the caller's collection: 404 here, where /v3.0 says 403. */
@@ -59,11 +94,10 @@ const pinpointsCollection: Collection = {
   id: "pinpoints",
   title: "Pinpoints",
   description: "Your places, in creation order.",
-  async page(c, bound, take) {
-    return (await pinpointRows.page(c.env.DB, c.var.principal.accountId, bound, take)).map(pinpointRow(c));
-  },
+  page: (c, selection, bound, take) => pinpointPage(c, selection, undefined, bound, take),
   async feature(c, id) {
-    return pinpointRow(c)(await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id))).feature;
+    const row = await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id));
+    return pinpointFeatureRows(c, [row])[0]!.feature;
   },
 };
 
@@ -71,8 +105,14 @@ const eventsCollection: Collection = {
   id: "events",
   title: "Events",
   description: "What happens at your pinpoints, each at its pinpoint's location, in creation order.",
-  async page(c, bound, take) {
-    return eventFeatureRows(c, await eventRows.page(c.env.DB, c.var.principal.accountId, bound, take));
+  /** With a box or a time, the event search of the query issue: by occurrence (in time order) or place. */
+  async page(c, { bbox, from, to }, bound, take) {
+    const { accountId } = c.var.principal;
+    if (bbox === undefined && from === undefined && to === undefined) {
+      return eventFeatureRows(c, await eventRows.page(c.env.DB, accountId, bound, take));
+    }
+    const search: EventSearch = { bbox, from, to };
+    return eventFeatureRows(c, await searchEvents(c.env.DB, accountId, search, bound, take), eventSortKeyOf(search));
   },
   async feature(c, id) {
     const [row] = await eventFeatureRows(c, [await ownFeature(eventRows.get(c.env.DB, c.var.principal.accountId, id))]);
@@ -87,14 +127,11 @@ function listCollection(list: ListSummary): Collection {
     id: `list-${list.id}`,
     title: list.name,
     description: `The pinpoints of your list “${list.name}”, in the order they were added to it.`,
-    async page(c, bound, take) {
-      const rows = await pageListPinpoints(c.env.DB, c.var.principal.accountId, list.id, bound, take);
-      return rows.map(pinpointRow(c));
-    },
+    page: (c, selection, bound, take) => pinpointPage(c, selection, list.id, bound, take),
     async feature(c, id) {
       const row = await listMember(c.env.DB, c.var.principal.accountId, list.id, id);
       if (!row) throw notFound("feature");
-      return pinpointRow(c)(row).feature;
+      return pinpointFeatureRows(c, [row])[0]!.feature;
     },
   };
 }

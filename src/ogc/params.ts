@@ -8,6 +8,7 @@ import { createMiddleware } from "hono/factory";
 import * as z from "zod";
 import type { AppEnv } from "../core/env";
 import { ApiError, type FieldError } from "../core/problem";
+import { bboxParam } from "../fields/search-params";
 import { MAX_LIMIT } from "../http/pagination";
 
 export const OGC_DEFAULT_LIMIT = 100;
@@ -96,4 +97,22 @@ export const knownParameters = (schema: z.ZodObject) =>
       throw new ApiError("validation_failed", `Unknown query parameter(s): ${names}.`, { errors });
     }
     return next();
+  });
+
+/**
+ * `bbox` (/req/core/fc-bbox-definition): four numbers, or six with heights,
+ * which are dropped (features are points on the ground: any height matches).
+ * The four go to the query issue's own `bbox` rule, antimeridian included.
+ */
+export const ogcBbox = z
+  .string()
+  .transform((text) => {
+    const parts = text.split(",");
+    return parts.length === 6 ? [parts[0], parts[1], parts[3], parts[4]].join(",") : text;
+  })
+  .pipe(bboxParam.unwrap())
+  .optional()
+  .meta({
+    description:
+      "minLon,minLat,maxLon,maxLat in WGS 84 (CRS84), or six numbers with heights; minLon > maxLon crosses the antimeridian",
   });

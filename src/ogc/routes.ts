@@ -15,7 +15,7 @@ import { paginate } from "../http/pagination";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { collectionOf, collectionsOf, type Collection } from "./collections";
-import { knownParameters, ogcCursor, ogcDatetime, ogcLimit } from "./params";
+import { knownParameters, ogcBbox, ogcCursor, ogcDatetime, ogcLimit } from "./params";
 
 export const OGC_PREFIX = "/ogc";
 
@@ -62,7 +62,7 @@ function describe(c: Context<AppEnv>, collection: Collection) {
 }
 
 const noParameters = z.object({});
-const itemsQuery = z.object({ limit: ogcLimit, cursor: ogcCursor, datetime: ogcDatetime });
+const itemsQuery = z.object({ limit: ogcLimit, cursor: ogcCursor, bbox: ogcBbox, datetime: ogcDatetime });
 
 const collectionId = { collectionId: "`pinpoints`, `events` or `list-{id}` for one of your lists" };
 
@@ -169,15 +169,22 @@ export const ogcRoutes = resourceApp()
     ...operations.items(knownParameters(itemsQuery), validate("query", itemsQuery), async (c) => {
       const collection = await collectionOf(c, pathParam(c, "collectionId"));
       const query = c.req.valid("query");
+      // The links carry the selection as the client wrote it; the cursor is bound to it.
       const filters: Record<string, string> = {};
-      const datetime = c.req.query("datetime");
-      if (datetime !== undefined) filters.datetime = datetime;
+      for (const name of ["bbox", "datetime"]) {
+        const value = c.req.query(name);
+        if (value !== undefined) filters[name] = value;
+      }
+      // A datetime interval includes its end; the occurrence search takes [from, to).
+      const { bbox, datetime } = query;
+      const selection = { bbox, from: datetime?.from, to: datetime?.to === undefined ? undefined : datetime.to + 1 };
       const page = await paginate(c, {
         collection: `ogc:${collection.id}`,
         query,
         filters,
-        fetch: (bound, take) => collection.page(c, bound, take),
+        fetch: (bound, take) => collection.page(c, selection, bound, take),
         toJson: (row) => row.feature,
+        keyOf: (row) => row.key,
       });
       const links: Link[] = [
         { href: c.req.url, rel: "self", type: GEOJSON, title: "This page" },

@@ -3,8 +3,9 @@
  * JSON array parameter (`INSERT … SELECT FROM json_each(?)`), so a thousand
  * rows cost a few statements instead of a thousand, and D1's limit of 100
  * bound parameters never applies. The statements go in one D1 batch: all of
- * them are written or none.
+ * them are written or none. The insert triggers index each row for search.
  */
+import { plainText } from "../fields/plain-text";
 
 /** The columns a bulk insert writes, in the order each row array lists them. */
 export const BULK_COLUMNS = [
@@ -13,6 +14,7 @@ export const BULK_COLUMNS = [
   "altitude",
   "category_id",
   "description",
+  "description_text",
   "latitude",
   "longitude",
   "media_credits",
@@ -48,6 +50,8 @@ const asArray = (row: BulkRow) => [
   row.altitude,
   row.category,
   row.description,
+  // The search index reads the description's text, as single writes store it (fields/plain-text.ts).
+  plainText(row.description),
   row.latitude,
   row.longitude,
   row.media_credits,
