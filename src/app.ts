@@ -38,8 +38,9 @@ const corsPolicy = cors({
     return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
   },
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
-  // Conditional and range headers let a script fetch public media as efficiently as an <img>.
-  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range"],
+  // Conditional and range headers let a script fetch public media as efficiently as an <img>;
+  // If-Match makes a browser client's writes conditional (README "Working offline and concurrently").
+  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "If-Match", "Range"],
   exposeHeaders: [
     "Location",
     "X-Request-Id",
