@@ -9,7 +9,7 @@ import { exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { app } from "../src/app";
-import { marksOf, type ResponseSpec } from "../src/openapi/metadata";
+import { marksOf, type ResponseSpec } from "../src/http/route-metadata";
 import { problemJson } from "../src/openapi/schemas";
 import { BASE, basic, call, caller, createClient, createList } from "./helpers";
 import { mediaFile } from "./media-fixtures";

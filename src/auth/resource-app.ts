@@ -6,7 +6,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../core/env";
 import { jsonBody } from "../http/body";
-import { markTokenRequired } from "../openapi/metadata";
+import { markTokenRequired } from "../http/route-metadata";
 import { requireToken } from "./bearer";
 
 export const resourceApp = () => new Hono<AppEnv>().use(markTokenRequired(requireToken()), jsonBody());

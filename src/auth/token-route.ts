@@ -1,93 +1,27 @@
 /**
  * POST /v3.0/oauth2/token: the OAuth 2.0 client credentials grant
- * (RFC 6749 §4.4). Errors use the RFC 6749 §5.2 body, not problem details.
+ * (RFC 6749 §4.4). Errors use the RFC 6749 §5.2 body, not problem details
+ * (oauth.ts); the client authenticates with HTTP Basic (basic.ts) or the
+ * client fields of the form.
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { Hono } from "hono";
 import * as z from "zod";
 import { clock } from "../core/clock";
-import { preparedOnce } from "../db/client";
-import { clients } from "../db/schema";
+import { secretMatches } from "../core/crypto";
 import type { AppEnv } from "../core/env";
 import { SCOPES } from "../core/scopes";
-import { readBodyWithin } from "../http/body";
-import { operation } from "../openapi/metadata";
-import { secretMatches } from "../core/crypto";
 import { signingKeys } from "../core/signing";
+import { preparedOnce } from "../db/client";
+import { clients } from "../db/schema";
+import { readBodyWithin } from "../http/body";
+import { operation } from "../http/route-metadata";
+import { parseBasicAuthorization } from "./basic";
+import { oauthError, oauthErrorJson, tokenJson, tokenRequest } from "./oauth";
 import { signToken } from "./tokens";
 
 /** Form bodies of the token endpoint are small; anything bigger is not a token request. */
 const MAX_FORM_BYTES = 16 * 1024;
-
-/** The RFC 6749 §5.2 error codes this endpoint answers with. */
-export const OAUTH_ERRORS = ["invalid_request", "invalid_client", "unsupported_grant_type", "invalid_scope"] as const;
-type OAuthErrorCode = (typeof OAUTH_ERRORS)[number];
-
-/** The token request (RFC 6749 §4.4.2); the client authenticates with Basic or the two client fields (§2.3.1). */
-export const tokenRequest = z.object({
-  grant_type: z.literal("client_credentials"),
-  client_id: z.string().optional(),
-  client_secret: z.string().optional(),
-  scope: z
-    .string()
-    .optional()
-    .meta({
-      description: `Space-separated subset of the client's scopes (${SCOPES.join(", ")}); all of them when absent`,
-    }),
-});
-
-/** A successful token response (RFC 6749 §5.1). */
-export const tokenJson = z.object({
-  access_token: z.string(),
-  token_type: z.literal("Bearer"),
-  expires_in: z.number().int().meta({ description: "Seconds until the token expires" }),
-  scope: z.string(),
-});
-
-/** An OAuth error response (RFC 6749 §5.2). */
-export const oauthErrorJson = z.object({
-  error: z.enum(OAUTH_ERRORS),
-  error_description: z.string(),
-});
-
-/** RFC 6749 §5.2 error response; never cached (§5.1). */
-export function oauthError(code: OAuthErrorCode, description: string): Response {
-  const headers: Record<string, string> = {
-    "Content-Type": "application/json",
-    "Cache-Control": "no-store",
-    Pragma: "no-cache",
-  };
-  // §5.2: invalid_client answers 401 with a challenge for the scheme the client can use.
-  if (code === "invalid_client") headers["WWW-Authenticate"] = 'Basic realm="api", charset="UTF-8"';
-  const body: z.output<typeof oauthErrorJson> = { error: code, error_description: description };
-  return new Response(JSON.stringify(body), {
-    status: code === "invalid_client" ? 401 : 400,
-    headers,
-  });
-}
-
-type BasicCredentials =
-  { kind: "none" } | { kind: "malformed" } | { kind: "credentials"; clientId: string; clientSecret: string };
-
-/** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
-export function parseBasicAuthorization(header: string | undefined): BasicCredentials {
-  if (header === undefined) return { kind: "none" };
-  const match = header.match(/^Basic +([A-Za-z0-9+/]+=*) *$/i);
-  if (!match) return { kind: "malformed" };
-  try {
-    const decoded = atob(match[1]!);
-    const colon = decoded.indexOf(":");
-    if (colon < 0) return { kind: "malformed" };
-    const formDecode = (s: string) => decodeURIComponent(s.replaceAll("+", " "));
-    return {
-      kind: "credentials",
-      clientId: formDecode(decoded.slice(0, colon)),
-      clientSecret: formDecode(decoded.slice(colon + 1)),
-    };
-  } catch {
-    return { kind: "malformed" };
-  }
-}
 
 async function readForm(request: Request): Promise<URLSearchParams | FormData | null> {
   const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
@@ -96,6 +30,9 @@ async function readForm(request: Request): Promise<URLSearchParams | FormData | 
   if (type === "application/x-www-form-urlencoded") return new URLSearchParams(new TextDecoder().decode(bytes));
   return new Response(bytes, { headers: { "Content-Type": request.headers.get("Content-Type")! } }).formData();
 }
+
+/** The fields of a token request, as its schema names them. */
+const FIELDS = tokenRequest.keyof().options;
 
 /** A single-valued text field; `null` if absent, `undefined` if repeated or not text (§3.1). */
 function field(form: URLSearchParams | FormData, name: string): string | null | undefined {
@@ -153,9 +90,10 @@ export const tokenRoutes = new Hono<AppEnv>().post(
         "Send the parameters as application/x-www-form-urlencoded or multipart/form-data.",
       );
     }
-    const fields = Object.fromEntries(
-      (["grant_type", "client_id", "client_secret", "scope"] as const).map((name) => [name, field(form, name)]),
-    ) as Record<"grant_type" | "client_id" | "client_secret" | "scope", string | null | undefined>;
+    const fields = Object.fromEntries(FIELDS.map((name) => [name, field(form, name)])) as Record<
+      (typeof FIELDS)[number],
+      string | null | undefined
+    >;
     for (const [name, value] of Object.entries(fields)) {
       if (value === undefined)
         return oauthError("invalid_request", `The ${name} parameter must be sent once, as text.`);

@@ -7,7 +7,7 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import * as z from "zod";
 import { categories } from "../db/schema";
 import * as field from "../fields/schemas";
-import { mediaFile } from "../media/upload";
+import { mediaFile } from "../media/file";
 
 const refinements = { name: () => field.name };
 const writable = { name: true } as const;
@@ -15,15 +15,18 @@ const writable = { name: true } as const;
 /** POST body: `name` and `image_file` required. */
 export const categoryCreate = createInsertSchema(categories, refinements)
   .pick(writable)
-  .extend({ image_file: mediaFile });
+  .extend({ image_file: mediaFile })
+  .meta({ id: "CategoryCreate" });
 
 /** PUT body: any subset; a new `image_file` replaces the image. */
 export const categoryUpdate = createUpdateSchema(categories, refinements)
   .pick(writable)
-  .extend({ image_file: mediaFile.optional() });
+  .extend({ image_file: mediaFile.optional() })
+  .meta({ id: "CategoryUpdate" });
 
 /** A category as the API returns it. */
 export const categoryJson = createSelectSchema(categories)
   .pick({ id: true, ...writable })
-  .extend({ image_url: z.string().nullable(), created_at: z.iso.datetime(), updated_at: z.iso.datetime() });
+  .extend({ image_url: z.string().nullable(), created_at: z.iso.datetime(), updated_at: z.iso.datetime() })
+  .meta({ id: "Category" });
 export type CategoryJson = z.output<typeof categoryJson>;

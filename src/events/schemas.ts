@@ -6,7 +6,7 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import * as z from "zod";
 import { events } from "../db/schema";
 import * as field from "../fields/schemas";
-import { mediaFile } from "../media/upload";
+import { mediaFile } from "../media/file";
 import { dateList } from "./dates";
 
 const refinements = {
@@ -34,10 +34,16 @@ const writable = {
 const media = { media_file: mediaFile.nullable().optional() };
 
 /** POST body: name, pinpoint and at least one date required. */
-export const eventCreate = createInsertSchema(events, refinements).pick(writable).extend(media);
+export const eventCreate = createInsertSchema(events, refinements)
+  .pick(writable)
+  .extend(media)
+  .meta({ id: "EventCreate" });
 
 /** PUT body: any subset; a new `dates` array replaces the old one. */
-export const eventUpdate = createUpdateSchema(events, refinements).pick(writable).extend(media);
+export const eventUpdate = createUpdateSchema(events, refinements)
+  .pick(writable)
+  .extend(media)
+  .meta({ id: "EventUpdate" });
 
 export type EventCreate = z.output<typeof eventCreate>;
 export type EventUpdate = z.output<typeof eventUpdate>;
@@ -51,6 +57,7 @@ export const eventJson = createSelectSchema(events, { tags: z.array(z.string()),
     media_url: z.string().nullable(),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
-  });
+  })
+  .meta({ id: "Event" });
 
 export type EventJson = z.output<typeof eventJson>;

@@ -6,8 +6,8 @@
 import { zValidator } from "@hono/zod-validator";
 import type { ValidationTargets } from "hono";
 import * as z from "zod";
-import { markValidation } from "../openapi/metadata";
 import { ApiError, type FieldError } from "../core/problem";
+import { markValidation } from "./route-metadata";
 
 // A missing field reads better as "is required" than as "expected string, received undefined".
 z.config({

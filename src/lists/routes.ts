@@ -6,8 +6,8 @@ import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
+import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
-import { operation } from "../openapi/metadata";
 import { listToJson } from "./json";
 import { addToList, removeFromList } from "./membership";
 import {

@@ -11,14 +11,15 @@ const refinements = {
 const writable = { name: true, description: true } as const;
 
 /** POST body: `name` required. */
-export const listCreate = createInsertSchema(lists, refinements).pick(writable);
+export const listCreate = createInsertSchema(lists, refinements).pick(writable).meta({ id: "ListCreate" });
 /** PUT body: any subset; `"description": null` clears it. */
-export const listUpdate = createUpdateSchema(lists, refinements).pick(writable);
+export const listUpdate = createUpdateSchema(lists, refinements).pick(writable).meta({ id: "ListUpdate" });
 
 /** A list as the API returns it. */
 export const listJson = createSelectSchema(lists)
   .pick({ id: true, ...writable })
-  .extend({ created_at: z.iso.datetime(), updated_at: z.iso.datetime() });
+  .extend({ created_at: z.iso.datetime(), updated_at: z.iso.datetime() })
+  .meta({ id: "List" });
 export type ListJson = z.output<typeof listJson>;
 
 /** Membership bodies: an array of `{"id": <pinpoint id>}`; items are checked one by one. */

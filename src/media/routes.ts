@@ -7,7 +7,7 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { operation } from "../openapi/metadata";
+import { operation } from "../http/route-metadata";
 import { builtinMedia } from "./builtin";
 import { IMMUTABLE } from "./upload";
 

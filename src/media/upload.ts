@@ -8,11 +8,11 @@
  * (sweep.ts) removes.
  */
 import type { Context } from "hono";
-import * as z from "zod";
-import { randomHex } from "../core/secrets";
 import type { AppEnv } from "../core/env";
 import { ApiError, fieldError } from "../core/problem";
+import { randomHex } from "../core/secrets";
 import { decodeBase64 } from "./base64";
+import type { MediaFile } from "./file";
 import { extensionOf, matchesType, verifiableTypes } from "./signatures";
 
 /** A key names one object forever: every upload gets a new key. */
@@ -20,26 +20,6 @@ export const IMMUTABLE = "public, max-age=31536000, immutable";
 
 /** Keys of media bundled with the Worker (built-in category icons); never deleted. */
 export const BUILTIN_PREFIX = "builtin/";
-
-/** The Media object of SPEC.md: `{content, name, type}`. */
-export const mediaFile = z.object({
-  // Base64, standard or URL-safe, padding optional; decoded and checked by storeUpload.
-  content: z.string().min(1, "must not be empty"),
-  // Kept as metadata and in Content-Disposition: no control characters, no lone surrogates (JSON allows both).
-  name: z
-    .string()
-    .max(255, "must be at most 255 characters")
-    .default("")
-    .transform((name) =>
-      name
-        .replace(/[\u0000-\u001f\u007f]/g, "")
-        .trim()
-        .toWellFormed(),
-    ),
-  type: z.string().trim().toLowerCase().max(255, "must be at most 255 characters"),
-});
-
-export type MediaFile = z.output<typeof mediaFile>;
 
 // Common misspelling of image/jpeg that browsers and clients still send.
 const aliases: Record<string, string> = { "image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg" };

@@ -5,18 +5,14 @@
  * `operation()` spec, security from the token middleware. Schemas go through
  * zod's own JSON Schema output (draft 2020-12, the dialect of OpenAPI 3.1), so
  * the reference cannot drift from what the service validates and returns.
+ * A schema named with `.meta({ id })` where it is defined is shown once under
+ * `components.schemas` and referenced; this module knows no resource.
  */
 import type { RouterRoute } from "hono/types";
 import * as z from "zod";
-import { oauthErrorJson, tokenJson, tokenRequest } from "../auth/token-route";
-import { scopeFor, type Scope } from "../core/scopes";
-import { categoryCreate, categoryJson, categoryUpdate } from "../categories/schemas";
-import { eventCreate, eventJson, eventUpdate } from "../events/schemas";
 import { problemCodes, problemType, type ProblemCode } from "../core/problem";
-import { listCreate, listJson, listUpdate } from "../lists/schemas";
-import { mediaFile } from "../media/upload";
-import { pinpointCreate, pinpointJson, pinpointUpdate } from "../pinpoints/schemas";
-import { marksOf, type OperationSpec, type ResponseSpec, type Validation } from "./metadata";
+import { scopeFor, type Scope } from "../core/scopes";
+import { marksOf, type OperationSpec, type ResponseSpec, type Validation } from "../http/route-metadata";
 import { problemJson } from "./schemas";
 
 type JsonSchema = Record<string, unknown>;
@@ -34,27 +30,6 @@ export type OpenApiDocument = {
     securitySchemes: Record<string, unknown>;
   };
 };
-
-/** Schemas shown under their own name (and referenced) rather than inline. */
-const NAMED: [z.ZodType, string][] = [
-  [pinpointJson, "Pinpoint"],
-  [pinpointCreate, "PinpointCreate"],
-  [pinpointUpdate, "PinpointUpdate"],
-  [listJson, "List"],
-  [listCreate, "ListCreate"],
-  [listUpdate, "ListUpdate"],
-  [categoryJson, "Category"],
-  [categoryCreate, "CategoryCreate"],
-  [categoryUpdate, "CategoryUpdate"],
-  [eventJson, "Event"],
-  [eventCreate, "EventCreate"],
-  [eventUpdate, "EventUpdate"],
-  [mediaFile, "MediaFile"],
-  [problemJson, "Problem"],
-  [tokenRequest, "TokenRequest"],
-  [tokenJson, "Token"],
-  [oauthErrorJson, "OAuthError"],
-];
 
 /** Tags in the order the reference shows them, with their descriptions. */
 const TAGS: Record<string, string> = {
@@ -77,25 +52,21 @@ const SUCCESS_DESCRIPTIONS: Record<number, string> = {
 
 const COMPONENT_REF = "#/components/schemas/";
 
-/** Converts zod schemas, moving named ones into `components.schemas` and pointing at them. */
+/**
+ * Converts zod schemas, moving those named with `.meta({ id })` where they are
+ * defined into `components.schemas` and pointing at them.
+ */
 class SchemaWriter {
   readonly components: Record<string, JsonSchema> = {};
-  private readonly registry = z.registry<{ id: string }>();
-
-  constructor(named: [z.ZodType, string][]) {
-    for (const [schema, id] of named) this.registry.add(schema, { id });
-  }
 
   convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
     const json = z.toJSONSchema(schema, {
       target: "draft-2020-12",
       io,
-      metadata: this.registry,
+      // Names (`id`) and descriptions given with `.meta()` where each schema is defined.
+      metadata: z.globalRegistry,
       unrepresentable: "any",
-      override: ({ zodSchema, jsonSchema }) => {
-        // Descriptions given with .meta() live in the global registry, not in ours.
-        const description = z.globalRegistry.get(zodSchema)?.description;
-        if (description && jsonSchema.description === undefined) jsonSchema.description = description;
+      override: ({ jsonSchema }) => {
         // A format says it; zod's equivalent pattern for date-time is unreadable.
         if (jsonSchema.format && jsonSchema.pattern) delete jsonSchema.pattern;
         // Response bounds come from column storage types (±2^53, ±2^47), not from the API's rules.
@@ -265,7 +236,7 @@ export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
     groups.set(key, group);
   }
 
-  const writer = new SchemaWriter(NAMED);
+  const writer = new SchemaWriter();
   const operations: { path: string; method: string; operation: Operation }[] = [];
   for (const { method, honoPath, handlers } of groups.values()) {
     const marks = handlers.map(marksOf);

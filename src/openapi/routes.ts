@@ -10,8 +10,8 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { Hono } from "hono";
 import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../core/env";
+import { hidden, operation } from "../http/route-metadata";
 import { openApiDocument } from "./document";
-import { hidden, operation } from "./metadata";
 
 /** Where scripts/docs-assets.ts puts swagger-ui-dist's files (`<dir>/swagger-ui-dist/…`), as a URL path. */
 export const DOCS_ASSETS_PATH = "/docs";

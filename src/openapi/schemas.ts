@@ -12,11 +12,13 @@ const fieldError = z.union([
 ]);
 
 /** RFC 9457 problem details, as `problemBody` renders an `ApiError`. */
-export const problemJson = z.object({
-  type: z.enum((Object.keys(problemCodes) as ProblemCode[]).map(problemType)),
-  title: z.string(),
-  status: z.number().int().min(400).max(599),
-  detail: z.string(),
-  instance: z.string().meta({ description: "The request path" }),
-  errors: z.array(fieldError).optional().meta({ description: "One entry per offending field (400)" }),
-});
+export const problemJson = z
+  .object({
+    type: z.enum((Object.keys(problemCodes) as ProblemCode[]).map(problemType)),
+    title: z.string(),
+    status: z.number().int().min(400).max(599),
+    detail: z.string(),
+    instance: z.string().meta({ description: "The request path" }),
+    errors: z.array(fieldError).optional().meta({ description: "One entry per offending field (400)" }),
+  })
+  .meta({ id: "Problem" });

@@ -7,7 +7,7 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import * as z from "zod";
 import { pinpoints } from "../db/schema";
 import * as field from "../fields/schemas";
-import { mediaFile } from "../media/upload";
+import { mediaFile } from "../media/file";
 
 const between = (min: number, max: number) => `must be between ${min} and ${max}`;
 
@@ -47,10 +47,16 @@ const writable = {
 const upload = { media_file: mediaFile.nullable().optional() };
 
 /** POST body: name, latitude and longitude required. */
-export const pinpointCreate = createInsertSchema(pinpoints, refinements).pick(writable).extend(upload);
+export const pinpointCreate = createInsertSchema(pinpoints, refinements)
+  .pick(writable)
+  .extend(upload)
+  .meta({ id: "PinpointCreate" });
 
 /** PUT body: any subset; `null` clears an optional field (`"media_file": null` deletes the media). */
-export const pinpointUpdate = createUpdateSchema(pinpoints, refinements).pick(writable).extend(upload);
+export const pinpointUpdate = createUpdateSchema(pinpoints, refinements)
+  .pick(writable)
+  .extend(upload)
+  .meta({ id: "PinpointUpdate" });
 
 export type PinpointCreate = z.output<typeof pinpointCreate>;
 export type PinpointUpdate = z.output<typeof pinpointUpdate>;
@@ -62,6 +68,7 @@ export const pinpointJson = createSelectSchema(pinpoints, { tags: z.array(z.stri
     media_url: z.string().nullable(),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
-  });
+  })
+  .meta({ id: "Pinpoint" });
 
 export type PinpointJson = z.output<typeof pinpointJson>;

@@ -1,0 +1,134 @@
+/**
+ * Migration safety: every migration, applied to a database populated under
+ * the migrations before it, keeps every row, every column's values and every
+ * foreign key. D1 runs a migration as one transaction with foreign keys
+ * enforced (it ignores `PRAGMA foreign_keys=OFF`), so a drizzle-kit table
+ * rebuild (`DROP TABLE` + rename) cascade-deletes the rows that reference the
+ * table. applyD1Migrations runs each migration the same way (one batch), so
+ * such a migration fails here. The rule for writing migrations is in the
+ * README (Development).
+ */
+import { applyD1Migrations } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { census, emptyDatabase, foreignKeyViolations, losses, populate } from "./migration-safety";
+
+const migrations = env.TEST_MIGRATIONS;
+
+/**
+ * Migrations that cannot apply to a database populated under the ones before, with the reason. The
+ * check then requires that they fail whole, changing nothing. A new migration does not belong here.
+ */
+const FAILS_ON_POPULATED: Record<string, string> = {
+  "0001_builtin_category.sql":
+    "seeds category 1, which a category created under 0000 alone would hold; 0000 and 0001 landed together, " +
+    "before any database existed",
+};
+
+describe("every migration keeps every row of a populated database", () => {
+  it("finds the migrations", () => {
+    expect(migrations.length).toBeGreaterThanOrEqual(3);
+    expect(migrations[0]!.name).toMatch(/^0000_/);
+  });
+
+  it.each(migrations.map((m, i) => [m.name, i] as const))("%s", async (_name, index) => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations.slice(0, index));
+    await populate(env.DB);
+    const before = await census(env.DB);
+    // Every table holds rows, so a cascade from any table shows.
+    for (const [table, { rows }] of before) expect(rows, table).toBeGreaterThan(0);
+
+    const applying = applyD1Migrations(env.DB, migrations.slice(0, index + 1));
+    if (FAILS_ON_POPULATED[migrations[index]!.name]) await expect(applying).rejects.toThrow();
+    else await applying;
+
+    expect(losses(before, await census(env.DB))).toEqual([]);
+    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+  });
+
+  it("the latest schema takes rows in every table", async () => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations);
+    await populate(env.DB);
+    for (const [table, { rows }] of await census(env.DB)) expect(rows, table).toBeGreaterThan(0);
+    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+  });
+});
+
+describe("the check catches what D1 does to a table rebuild", () => {
+  /** The statements drizzle-kit writes to change a column of `pinpoints` (SQLite cannot ALTER it in place). */
+  async function rebuildPinpoints(pragma: string): Promise<string[]> {
+    const row = await env.DB.prepare("SELECT sql FROM sqlite_master WHERE name = 'pinpoints'").first<{ sql: string }>();
+    return [
+      pragma,
+      row!.sql.replace(/^CREATE TABLE [`"]?pinpoints[`"]?/, "CREATE TABLE `__new_pinpoints`"),
+      "INSERT INTO `__new_pinpoints` SELECT * FROM `pinpoints`",
+      "DROP TABLE `pinpoints`",
+      "ALTER TABLE `__new_pinpoints` RENAME TO `pinpoints`",
+    ];
+  }
+
+  it.each(["PRAGMA foreign_keys=OFF", "PRAGMA defer_foreign_keys = on"])(
+    "a rebuild of pinpoints under %s cascades to events and memberships",
+    async (pragma) => {
+      await emptyDatabase(env.DB);
+      await applyD1Migrations(env.DB, migrations);
+      await populate(env.DB);
+      const before = await census(env.DB);
+
+      await applyD1Migrations(env.DB, [
+        ...migrations,
+        { name: "9999_rebuild_pinpoints", queries: await rebuildPinpoints(pragma) },
+      ]);
+
+      const lost = losses(before, await census(env.DB));
+      expect(lost).toContain(`table events lost ${before.get("events")!.rows} of ${before.get("events")!.rows} rows`);
+      expect(lost).toContain(
+        `table list_pinpoints lost ${before.get("list_pinpoints")!.rows} of ${before.get("list_pinpoints")!.rows} rows`,
+      );
+      expect((await census(env.DB)).get("pinpoints")!.rows).toBe(before.get("pinpoints")!.rows);
+    },
+  );
+
+  it("a migration that clears a column's values counts as a loss", async () => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations);
+    await populate(env.DB);
+    const before = await census(env.DB);
+    const keys = before.get("pinpoints")!.columns.get("media_key")!;
+
+    await applyD1Migrations(env.DB, [
+      ...migrations,
+      { name: "9999_clear_media_keys", queries: ["UPDATE `pinpoints` SET `media_key` = NULL"] },
+    ]);
+
+    expect(losses(before, await census(env.DB))).toEqual([`pinpoints.media_key lost ${keys} of ${keys} values`]);
+  });
+
+  it("a rebuild that saves and restores the rows referencing the table keeps everything", async () => {
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations);
+    await populate(env.DB);
+    const before = await census(env.DB);
+    // The tables whose rows a DROP TABLE pinpoints cascades to; a migration names them by hand.
+    const referencing = ["events", "list_pinpoints"];
+    const rebuild = await rebuildPinpoints("PRAGMA defer_foreign_keys = on");
+
+    await applyD1Migrations(env.DB, [
+      ...migrations,
+      {
+        name: "9999_rebuild_pinpoints_safely",
+        queries: [
+          ...referencing.map((t) => `CREATE TABLE \`__keep_${t}\` AS SELECT * FROM \`${t}\``),
+          ...rebuild,
+          ...referencing.map((t) => `INSERT INTO \`${t}\` SELECT * FROM \`__keep_${t}\``),
+          ...referencing.map((t) => `DROP TABLE \`__keep_${t}\``),
+        ],
+      },
+    ]);
+
+    expect(losses(before, await census(env.DB))).toEqual([]);
+    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+  });
+});
