@@ -40,7 +40,16 @@ const corsPolicy = cors({
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
   // Conditional and range headers let a script fetch public media as efficiently as an <img>;
   // If-Match makes a browser client's writes conditional (README "Working offline and concurrently").
-  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "If-Match", "Range"],
+  allowHeaders: [
+    "Authorization",
+    "Content-Type",
+    "X-Request-Id",
+    "Prefer",
+    "If-None-Match",
+    "If-Match",
+    "Idempotency-Key",
+    "Range",
+  ],
   exposeHeaders: [
     "Location",
     "X-Request-Id",
@@ -50,6 +59,8 @@ const corsPolicy = cors({
     "ETag",
     "Content-Range",
     "Accept-Ranges",
+    "Idempotent-Replayed",
+    "Retry-After",
   ],
   maxAge: 86_400,
 });

@@ -19,9 +19,12 @@ export const problemCodes = {
   not_found: { status: 404, title: "Not found" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
   conflict: { status: 409, title: "Conflict" },
+  idempotency_key_in_use: { status: 409, title: "A request with this idempotency key is still being processed" },
+  cursor_expired: { status: 410, title: "The change feed cursor is older than the retention window" },
   precondition_failed: { status: 412, title: "Precondition failed" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
+  idempotency_key_reused: { status: 422, title: "The idempotency key was used for a different request" },
   range_not_satisfiable: { status: 416, title: "Range not satisfiable" },
   internal_error: { status: 500, title: "Internal server error" },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
