@@ -49,6 +49,7 @@ const corsPolicy = cors({
     "If-Match",
     "Idempotency-Key",
     "Range",
+    "If-Range",
   ],
   exposeHeaders: [
     "Location",
@@ -59,8 +60,10 @@ const corsPolicy = cors({
     "ETag",
     "Content-Range",
     "Accept-Ranges",
-    "Idempotent-Replayed",
     "Retry-After",
+    "RateLimit",
+    "RateLimit-Policy",
+    "Idempotent-Replayed",
   ],
   maxAge: 86_400,
 });

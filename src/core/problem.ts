@@ -26,6 +26,7 @@ export const problemCodes = {
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   idempotency_key_reused: { status: 422, title: "The idempotency key was used for a different request" },
   range_not_satisfiable: { status: 416, title: "Range not satisfiable" },
+  too_many_requests: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal server error" },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 
