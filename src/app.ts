@@ -9,15 +9,21 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import type { RouterRoute } from "hono/types";
 import { tokenRoutes } from "./auth/token-route";
+import { categoryToJson } from "./categories/json";
 import { categoryRoutes } from "./categories/routes";
+import { changeRoutes, type ObjectJson } from "./changes/routes";
 import { configFor } from "./core/config";
 import type { AppEnv } from "./core/env";
+import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
+import { listToJson } from "./lists/json";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
+import { mediaUrls } from "./media/url";
 import { referenceRoutes } from "./openapi/routes";
+import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
 
 const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
@@ -68,6 +74,17 @@ const corsPolicy = cors({
   maxAge: 86_400,
 });
 
+/** The change feed shows upserted objects (`include=objects`) as each resource's GET does. */
+const objectJson: ObjectJson = (c) => {
+  const mediaUrl = mediaUrls(c);
+  return {
+    pinpoint: (row) => pinpointToJson(row, mediaUrl),
+    list: listToJson,
+    category: (row) => categoryToJson(row, mediaUrl),
+    event: (row) => eventToJson(row, mediaUrl),
+  };
+};
+
 /** The app's route table, for the OpenAPI document; read on the first request, once the app exists. */
 const appRoutes = (): readonly RouterRoute[] => app.routes;
 
@@ -81,7 +98,8 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
   .route("/v3.0/categories", categoryRoutes)
-  .route("/v3.0/events", eventRoutes);
+  .route("/v3.0/events", eventRoutes)
+  .route("/v3.0/changes", changeRoutes(objectJson));
 
 app.onError(onError);
 app.notFound(notFound(app.routes));
