@@ -18,6 +18,7 @@ import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
+import { requireSigningKey } from "./http/signing-key-check";
 import { listToJson } from "./lists/json";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
@@ -89,7 +90,8 @@ const objectJson: ObjectJson = (c) => {
 const appRoutes = (): readonly RouterRoute[] => app.routes;
 
 export const app = new Hono<AppEnv>({ strict: false })
-  .use(requestId, requestLog, corsPolicy)
+  // After CORS, so a browser can read the 503 of a service without its signing key.
+  .use(requestId, requestLog, corsPolicy, requireSigningKey)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)
