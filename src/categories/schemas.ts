@@ -7,7 +7,7 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import * as z from "zod";
 import { categories } from "../db/schema";
 import * as field from "../fields/schemas";
-import { mediaFile } from "../media/file";
+import { imageFile } from "../media/file";
 
 const refinements = { name: () => field.name };
 const writable = { name: true } as const;
@@ -15,13 +15,13 @@ const writable = { name: true } as const;
 /** POST body: `name` and `image_file` required. */
 export const categoryCreate = createInsertSchema(categories, refinements)
   .pick(writable)
-  .extend({ image_file: mediaFile })
+  .extend({ image_file: imageFile })
   .meta({ id: "CategoryCreate" });
 
 /** PUT body: any subset; a new `image_file` replaces the image. */
 export const categoryUpdate = createUpdateSchema(categories, refinements)
   .pick(writable)
-  .extend({ image_file: mediaFile.optional() })
+  .extend({ image_file: imageFile.optional() })
   .meta({ id: "CategoryUpdate" });
 
 /** A category as the API returns it. */

@@ -6,7 +6,7 @@
  */
 import * as z from "zod";
 import type { EventDate } from "../db/schema";
-import { parseInstant } from "../fields/instant";
+import { INSTANT, parseInstant } from "../fields/instant";
 
 /** Most occurrences one event may have (a daily event for almost three years). */
 export const MAX_DATES = 1000;
@@ -20,18 +20,25 @@ const FORMAT_HINT = "must be an ISO 8601 date-time with an offset, e.g. 2026-11-
 /** The API form of stored epoch milliseconds: UTC with milliseconds. */
 export const formatInstant = (ms: number): string => new Date(ms).toISOString();
 
-const instant = z.string().transform((text, ctx) => {
-  const ms = parseInstant(text);
-  if (ms === null) {
-    ctx.addIssue({ code: "custom", message: FORMAT_HINT });
-    return z.NEVER;
-  }
-  if (ms < EARLIEST || ms > LATEST) {
-    ctx.addIssue({ code: "custom", message: "must fall between the years 0000 and 9999 in UTC" });
-    return z.NEVER;
-  }
-  return ms;
-});
+const instant = z
+  .string()
+  .meta({
+    pattern: INSTANT.source,
+    description: "ISO 8601 date-time with an offset (`Z`, ±hh:mm, ±hhmm or ±hh); seconds and fraction optional",
+    examples: ["2026-11-21T18:30:00Z", "2026-11-21T20:30+02:00"],
+  })
+  .transform((text, ctx) => {
+    const ms = parseInstant(text);
+    if (ms === null) {
+      ctx.addIssue({ code: "custom", message: FORMAT_HINT });
+      return z.NEVER;
+    }
+    if (ms < EARLIEST || ms > LATEST) {
+      ctx.addIssue({ code: "custom", message: "must fall between the years 0000 and 9999 in UTC" });
+      return z.NEVER;
+    }
+    return ms;
+  });
 
 const occurrence = z
   .object({ start: instant, end: instant })

@@ -56,13 +56,14 @@ const operations = {
   list: operation({
     summary: "List your events",
     description:
-      "In creation order. With `pinpoint`, the events at that pinpoint (403 if it is another account's). " +
+      "In creation order. With `pinpoint`, the events at that pinpoint (403 if it is another account's, 404 if there is no such pinpoint). " +
       "With `from`/`to`, the events with an occurrence overlapping [from, to), by the start of the first such " +
       "occurrence. Otherwise with `latitude`/`longitude`, nearest first by their pinpoint (with `distance`); " +
       "otherwise with `q`, by relevance (every word in the name, then in the name or tags, then anywhere). " +
       "`bbox`, `radius`, `q`, `tags` and `updated_since` also filter. Every order pages with `next`/`previous`.",
     operationId: "listEvents",
     responses: { 200: pageOf(foundEventJson) },
+    errors: [404],
   }),
   create: operation({
     summary: "Create an event",

@@ -2,7 +2,8 @@
 
 // ISO 8601 extended format: date, `T`, hh:mm with optional seconds and fraction, then
 // the offset (`Z`, ±hh:mm, ±hhmm or ±hh). An instant without an offset is ambiguous.
-const INSTANT =
+// Exported as the OpenAPI pattern of event dates.
+export const INSTANT =
   /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
 
 /** Epoch milliseconds of an ISO 8601 instant with offset; null if it is not one. */

@@ -21,6 +21,8 @@ export const name = z
   .trim()
   .min(1, "must not be empty")
   .max(200, "must be at most 200 characters")
+  // Says what the trim above means: at least one character that is not white space (the same set as \s).
+  .meta({ pattern: "\\S" })
   .transform(wellFormed);
 
 /** Optional plain text; `null` clears it on update. */

@@ -42,8 +42,13 @@ export type OperationSpec = {
    * 403; a validator: 400; a JSON body: 413 and 415; an `{id}`: 404).
    */
   errors?: number[];
-  /** Descriptions of path parameters, by name. */
-  pathParams?: Record<string, string>;
+  /** Descriptions of path parameters, by name, each with an example value where one helps. */
+  pathParams?: Record<string, string | { description: string; example: string }>;
+  /**
+   * Documents HEAD beside this GET: Hono answers HEAD with the GET route and drops the body, so HEAD has
+   * no route of its own to be read off. `except`: statuses of GET that HEAD never answers.
+   */
+  head?: { summary: string; description?: string; except?: number[] };
   /** The documented body, when the validator is deliberately looser than the contract. */
   body?: { schema: z.ZodType; mediaTypes?: string[] };
 };

@@ -218,7 +218,17 @@ const getMedia = operation<"/:key{.+}">({
     "names the current strong ETag; otherwise 200 with the whole file).",
   operationId: "getMedia",
   tags: ["media"],
-  pathParams: { key: "The rest of the URL's path, as given in `media_url` or `image_url`" },
+  pathParams: {
+    key: {
+      description: "The rest of the URL's path, as given in `media_url` or `image_url`",
+      example: "builtin/default-pin.png",
+    },
+  },
+  head: {
+    summary: "Get stored media's headers",
+    description: "The headers GET would send, without the body. Conditional headers apply; `Range` does not.",
+    except: [206, 416],
+  },
   responses: {
     200: {
       description: "The file, with the type it was uploaded as",

@@ -12,8 +12,8 @@ import type { AppEnv } from "../core/env";
 import { ApiError, fieldError } from "../core/problem";
 import { randomHex } from "../core/secrets";
 import { decodeBase64 } from "./base64";
-import type { MediaFile } from "./file";
-import { extensionOf, matchesType, verifiableTypes } from "./signatures";
+import { acceptedTypes, TYPE_ALIASES, type Accept, type MediaFile } from "./file";
+import { extensionOf, matchesType } from "./signatures";
 
 /** A key names one object forever: every upload gets a new key. */
 export const IMMUTABLE = "public, max-age=31536000, immutable";
@@ -21,17 +21,9 @@ export const IMMUTABLE = "public, max-age=31536000, immutable";
 /** Keys of media bundled with the Worker (built-in category icons); never deleted. */
 export const BUILTIN_PREFIX = "builtin/";
 
-// Common misspelling of image/jpeg that browsers and clients still send.
-const aliases: Record<string, string> = { "image/jpg": "image/jpeg", "image/pjpeg": "image/jpeg" };
-
-/** What a field takes: any configured type, or only its image types (a category icon is never a video). */
-export type Accept = "media" | "image";
-
 function acceptedType(c: Context<AppEnv>, declared: string, pointer: string, accept: Accept): string {
-  const type = aliases[declared] ?? declared;
-  const allowed = [...c.var.config.mediaTypes].filter(
-    (t) => verifiableTypes.has(t) && (accept === "media" || t.startsWith("image/")),
-  );
+  const type = TYPE_ALIASES[declared] ?? declared;
+  const allowed = acceptedTypes(c.var.config.mediaTypes, accept);
   if (!allowed.includes(type)) throw fieldError(`${pointer}/type`, `must be one of ${allowed.join(", ")}`);
   return type;
 }

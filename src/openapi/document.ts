@@ -262,6 +262,8 @@ export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
     const { path, params } = openApiPath(honoPath);
     const operation = describeOperation(writer, { method, path, params, validations, secured, spec });
     operations.push({ path, method: method.toLowerCase(), operation });
+    if (method === "GET" && spec?.head)
+      operations.push({ path, method: "head", operation: headOf(operation, spec.head) });
   }
   const order = Object.keys(TAGS);
   const rank = (tag: string) => (order.includes(tag) ? order.indexOf(tag) : order.length);
@@ -313,6 +315,31 @@ type OperationInput = {
   spec: OperationSpec | undefined;
 };
 
+function pathParamAbout(given: string | { description: string; example: string } | undefined) {
+  if (given === undefined) return {};
+  return typeof given === "string" ? { description: given } : given;
+}
+
+/** HEAD for a GET: the same parameters, statuses and headers, and no content in any response. */
+function headOf(get: Operation, { summary, description, except = [] }: NonNullable<OperationSpec["head"]>): Operation {
+  const responses = Object.fromEntries(
+    Object.entries(get.responses as Record<string, Record<string, unknown>>)
+      .filter(([status]) => !except.includes(Number(status)))
+      .map(([status, response]) => {
+        if (typeof response.$ref === "string") return [status, { description: "As for GET, without the body" }];
+        const { content: _content, ...rest } = response;
+        return [status, rest];
+      }),
+  );
+  return {
+    ...get,
+    summary,
+    ...(description ? { description } : {}),
+    operationId: String(get.operationId).replace(/^get/, "head"),
+    responses,
+  };
+}
+
 function describeOperation(
   writer: SchemaWriter,
   { method, path, params, validations, secured, spec }: OperationInput,
@@ -321,7 +348,7 @@ function describeOperation(
     name,
     in: "path",
     required: true,
-    ...(spec?.pathParams?.[name] ? { description: spec.pathParams[name] } : {}),
+    ...pathParamAbout(spec?.pathParams?.[name]),
     schema: pathParamSchema(pattern),
   }));
   for (const { target, schema } of validations) {

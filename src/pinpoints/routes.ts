@@ -41,13 +41,14 @@ const operations = {
   list: operation({
     summary: "List your pinpoints",
     description:
-      "In creation order. With `list`, the pinpoints of that list (403 if it is another account's). " +
+      "In creation order. With `list`, the pinpoints of that list (403 if it is another account's, 404 if there is no such list). " +
       "Filters combine: `bbox` (a viewport), `q` (text), `tags`, `category`, `updated_since`. " +
       "With `latitude` and `longitude`, nearest first, each with its `distance` in metres, within `radius` if given; " +
       "else with `q`, by relevance: every word in the name, then in the name, address or tags, then anywhere " +
       "(ties by id). Every order pages with `next`/`previous`.",
     operationId: "listPinpoints",
     responses: { 200: pageOf(foundPinpointJson) },
+    errors: [404],
   }),
   create: operation({
     summary: "Create a pinpoint",
