@@ -9,16 +9,25 @@ import { cors } from "hono/cors";
 import { createMiddleware } from "hono/factory";
 import type { RouterRoute } from "hono/types";
 import { tokenRoutes } from "./auth/token-route";
+import { categoryToJson } from "./categories/json";
 import { categoryRoutes } from "./categories/routes";
+import { changeRoutes, type ObjectJson } from "./changes/routes";
 import { configFor } from "./core/config";
 import type { AppEnv } from "./core/env";
+import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
+import { geojsonVariant } from "./geojson/negotiate";
+import { eventFeatures, pinpointFeatures } from "./geojson/resources";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
 import { requireSigningKey } from "./http/signing-key-check";
+import { listToJson } from "./lists/json";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
+import { mediaUrls } from "./media/url";
 import { referenceRoutes } from "./openapi/routes";
+import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
+import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
 
 const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
@@ -39,8 +48,19 @@ const corsPolicy = cors({
     return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
   },
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
-  // Conditional and range headers let a script fetch public media as efficiently as an <img>.
-  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range", "If-Range"],
+  // Conditional and range headers let a script fetch public media as efficiently as an <img>;
+  // If-Match makes a browser client's writes conditional (README "Working offline and concurrently").
+  allowHeaders: [
+    "Authorization",
+    "Content-Type",
+    "X-Request-Id",
+    "Prefer",
+    "If-None-Match",
+    "If-Match",
+    "Idempotency-Key",
+    "Range",
+    "If-Range",
+  ],
   exposeHeaders: [
     "Location",
     "X-Request-Id",
@@ -53,9 +73,21 @@ const corsPolicy = cors({
     "Retry-After",
     "RateLimit",
     "RateLimit-Policy",
+    "Idempotent-Replayed",
   ],
   maxAge: 86_400,
 });
+
+/** The change feed shows upserted objects (`include=objects`) as each resource's GET does. */
+const objectJson: ObjectJson = (c) => {
+  const mediaUrl = mediaUrls(c);
+  return {
+    pinpoint: (row) => pinpointToJson(row, mediaUrl),
+    list: listToJson,
+    category: (row) => categoryToJson(row, mediaUrl),
+    event: (row) => eventToJson(row, mediaUrl),
+  };
+};
 
 /** The app's route table, for the OpenAPI document; read on the first request, once the app exists. */
 const appRoutes = (): readonly RouterRoute[] => app.routes;
@@ -68,10 +100,15 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/oauth2/token", tokenRoutes)
   // Public: media URLs carry no token, so an <img> can load them.
   .route("/media", mediaRoutes)
+  // GeoJSON on request (Accept or format=geojson), made from the JSON answer of the same routes.
+  .use("/v3.0/pinpoints/*", geojsonVariant(pinpointFeatures))
+  .use("/v3.0/events/*", geojsonVariant(eventFeatures))
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
   .route("/v3.0/categories", categoryRoutes)
-  .route("/v3.0/events", eventRoutes);
+  .route("/v3.0/events", eventRoutes)
+  .route("/v3.0/changes", changeRoutes(objectJson))
+  .route(OGC_PREFIX, ogcRoutes);
 
 app.onError(onError);
 app.notFound(notFound(app.routes));

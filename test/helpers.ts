@@ -50,7 +50,7 @@ export async function requestToken(client: TestClient, form: Record<string, stri
 /** An API caller: a client of a fresh account with a token, and JSON helpers. */
 export type Caller = TestClient & {
   token: string;
-  get(path: string): Promise<Response>;
+  get(path: string, headers?: Record<string, string>): Promise<Response>;
   send(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<Response>;
 };
 
@@ -63,7 +63,7 @@ export async function caller(scope = "read write", accountId?: number): Promise<
   return {
     ...client,
     token,
-    get: (path) => call(path, { headers: auth }),
+    get: (path, headers = {}) => call(path, { headers: { ...auth, ...headers } }),
     send: (method, path, body, headers = {}) =>
       call(path, {
         method,

@@ -86,10 +86,11 @@ export async function sendDuringUpload(
   path: string,
   body: unknown,
   meanwhile: () => Promise<unknown>,
+  headers: Record<string, string> = {},
 ): Promise<{ response: Response; uploaded: string[] }> {
   const request = new Request(new URL(path, BASE), {
     method,
-    headers: { Authorization: `Bearer ${who.token}`, "Content-Type": "application/json" },
+    headers: { Authorization: `Bearer ${who.token}`, "Content-Type": "application/json", ...headers },
     body: JSON.stringify(body),
   });
   const uploaded: string[] = [];

@@ -23,7 +23,15 @@ const routes: Route[] = [
       .filter(({ method, path }) => method !== "ALL" && !PUBLIC.some((pattern) => pattern.test(path)))
       .map(({ method, path }): [string, Route] => [
         `${method} ${path}`,
-        { method, pattern: path, path: path.replaceAll(/:id\{[^}]*\}/g, MISSING_ID) },
+        {
+          method,
+          pattern: path,
+          path: path
+            .replaceAll(/:id\{[^}]*\}/g, MISSING_ID)
+            // OGC API: a collection every account has, and a feature id no test creates.
+            .replace(":collectionId", "events")
+            .replace(":featureId", MISSING_ID),
+        },
       ]),
   ).values(),
 ];
@@ -101,7 +109,7 @@ describe.each(routes)("$method $pattern", (route) => {
     const text = await response.text();
     expect(response.headers.get("WWW-Authenticate"), text).toBeNull();
     // An unknown id is the route's own 404; a collection answers 200 (read) or 400 (an empty body to create).
-    const expected = route.pattern.includes(":id") ? [404] : route.method === "GET" ? [200] : [400];
+    const expected = /:(id|featureId)\b/.test(route.pattern) ? [404] : route.method === "GET" ? [200] : [400];
     expect(expected, `${response.status} ${text}`).toContain(response.status);
   });
 });

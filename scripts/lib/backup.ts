@@ -18,6 +18,15 @@ import type { Execute, Row } from "./registry.ts";
 const DERIVED = new Set(["event_occurrences"]);
 /** Rows the migrations create themselves, so a restore must not insert them again. */
 const SEEDED: Record<string, string> = { categories: "account_id IS NOT NULL" };
+/**
+ * The change log (migrations/0006_change_log.sql): its triggers log every restored content row
+ * again, so it is restored last, each row replacing what the triggers wrote for its object and
+ * sequence number. The log then is exactly the backed-up one, tombstones included, and new
+ * changes are numbered above every cursor issued before the backup.
+ */
+const LOGS = new Set(["changes"]);
+/** Restoring a list's members bumps its version (a trigger); the versions are set back before the log. */
+const MEMBERSHIP_VERSIONED = "lists";
 const CHUNK = 2000;
 
 const quote = (name: string) => `"${name.replaceAll('"', '""')}"`;
@@ -61,7 +70,7 @@ export async function baseTables(execute: Execute): Promise<string[]> {
     if (!next) throw new Error("the tables' foreign keys form a cycle");
     ordered.push(next);
   }
-  return ordered;
+  return [...ordered.filter((t) => !LOGS.has(t)), ...ordered.filter((t) => LOGS.has(t))];
 }
 
 /** Writes the backup line by line; returns the number of rows per table. */
@@ -73,6 +82,7 @@ export async function exportBaseTables(
   await write(`-- POI content API backup of the base tables, ${new Date().toISOString()}.`);
   await write("-- Restore into a database with every migration applied: npm run backup -- restore FILE");
   for (const table of await baseTables(execute)) {
+    if (LOGS.has(table)) await writeVersions(execute, write);
     const where = SEEDED[table] ? ` AND (${SEEDED[table]})` : "";
     counts[table] = 0;
     let after: unknown = null;
@@ -90,9 +100,25 @@ export async function exportBaseTables(
   return counts;
 }
 
+async function writeVersions(execute: Execute, write: (line: string) => void | Promise<void>): Promise<void> {
+  let after = 0;
+  for (;;) {
+    const [rows = []] = await execute([
+      `SELECT id, version FROM ${quote(MEMBERSHIP_VERSIONED)} WHERE id > ${after} ORDER BY id LIMIT ${CHUNK}`,
+    ]);
+    for (const { id, version } of rows) {
+      await write(
+        `UPDATE ${quote(MEMBERSHIP_VERSIONED)} SET "version" = ${literal(version)} WHERE "id" = ${literal(id)};`,
+      );
+    }
+    if (rows.length < CHUNK) break;
+    after = Number(rows[rows.length - 1]!.id);
+  }
+}
+
 function insert(table: string, { __rowid: _, ...row }: Row): string {
   const names = Object.keys(row);
-  return `INSERT INTO ${quote(table)} (${names.map(quote).join(", ")}) VALUES (${names.map((n) => literal(row[n])).join(", ")});`;
+  return `INSERT ${LOGS.has(table) ? "OR REPLACE " : ""}INTO ${quote(table)} (${names.map(quote).join(", ")}) VALUES (${names.map((n) => literal(row[n])).join(", ")});`;
 }
 
 /** The statements of a backup file: one per line, comments skipped. */

@@ -6,6 +6,8 @@
  */
 import { resourceApp } from "../auth/resource-app";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { assertVersion } from "../db/versions";
+import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { operation } from "../http/route-metadata";
@@ -30,19 +32,24 @@ const operations = {
     operationId: "createCategory",
     responses: { 201: categoryJson },
   }),
-  get: operation({ summary: "Get a category", operationId: "getCategory", responses: { 200: categoryJson } }),
+  get: operation({
+    summary: "Get a category",
+    operationId: "getCategory",
+    responses: { 200: categoryJson, 304: notModifiedResponse },
+  }),
   update: operation({
     summary: "Change a category",
     description: "Only its owner may; the built-in category 1 is read-only. A new `image_file` replaces the icon.",
     operationId: "updateCategory",
     responses: { 200: categoryJson },
+    errors: [412],
   }),
   delete: operation({
     summary: "Delete a category",
     description: "Only its owner may; the built-in category 1 cannot be deleted, nor one a pinpoint still uses (409).",
     operationId: "deleteCategory",
     responses: { 204: { description: "Deleted" } },
-    errors: [409],
+    errors: [409, 412],
   }),
 };
 
@@ -70,34 +77,39 @@ export const categoryRoutes = resourceApp()
         { file: image_file, pointer: "/image_file", previousKey: null, accept: "image" },
         (key) => categoryRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, image_key: key }),
       );
+      setETag(c, row.version);
       return created(c, `/v3.0/categories/${row.id}`, categoryToJson(row, mediaUrls(c)));
     }),
   )
   .get(
     `/${ID}`,
-    ...operations.get(async (c) =>
-      c.json(categoryToJson(await getCategory(c.env.DB, pathId(c, "category")), mediaUrls(c))),
-    ),
+    ...operations.get(async (c) => {
+      const row = await getCategory(c.env.DB, pathId(c, "category"));
+      return jsonWithETag(c, row.version, categoryToJson(row, mediaUrls(c)));
+    }),
   )
   .put(
     `/${ID}`,
     ...operations.update(validate("json", categoryUpdate), async (c) => {
       const { accountId } = c.var.principal;
       const { image_file, ...fields } = c.req.valid("json");
+      const expected = ifMatch(c);
       // Checked before anything is uploaded: a refused write stores nothing.
       const current = await writableCategory(c.env.DB, accountId, pathId(c, "category"));
+      assertVersion(current.version, expected, "category");
       const row = await writeWithMedia(
         c,
         { file: image_file, pointer: "/image_file", previousKey: current.image_key, accept: "image" },
-        (key) => categoryRows.update(c.env.DB, accountId, current.id, { ...fields, image_key: key }),
+        (key) => categoryRows.update(c.env.DB, accountId, current.id, { ...fields, image_key: key }, expected),
       );
+      setETag(c, row.version);
       return c.json(categoryToJson(row, mediaUrls(c)));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      const row = await deleteCategory(c.env.DB, c.var.principal.accountId, pathId(c, "category"));
+      const row = await deleteCategory(c.env.DB, c.var.principal.accountId, pathId(c, "category"), ifMatch(c));
       deleteMediaLater(c, [row.image_key]);
       return c.body(null, 204);
     }),

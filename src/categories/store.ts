@@ -11,6 +11,7 @@ import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import { categories, type Category } from "../db/schema";
+import { missedOwnRow, versionIs, type Expected } from "../db/versions";
 
 /** Create and (owner-scoped) update; reads and deletes follow the sharing rules below. */
 export const categoryRows = ownedRows(categories, { what: "category" });
@@ -48,14 +49,19 @@ export async function writableCategory(d1: D1Database, accountId: number, id: nu
 }
 
 /**
- * Deletes the caller's category and returns it, so its image can be removed.
+ * Deletes the caller's category (only at one of the `expected` versions, if given) and returns it, so its image can be removed.
  * A category some pinpoint still uses (any account's) is refused with 409 by
  * the foreign key itself, so nothing changes and nothing races.
  */
-export async function deleteCategory(d1: D1Database, accountId: number, id: number): Promise<Category> {
+export async function deleteCategory(
+  d1: D1Database,
+  accountId: number,
+  id: number,
+  expected: Expected = null,
+): Promise<Category> {
   const row = await database(d1)
     .delete(categories)
-    .where(and(eq(categories.id, id), eq(categories.account_id, accountId)))
+    .where(and(eq(categories.id, id), eq(categories.account_id, accountId), versionIs(categories.version, expected)))
     .returning()
     .get()
     .catch((error: unknown) => {
@@ -66,7 +72,7 @@ export async function deleteCategory(d1: D1Database, accountId: number, id: numb
       );
     });
   if (row) return row;
-  // Nothing deleted: say why (404 or 403); if it is ours after all, it vanished meanwhile.
+  // Nothing deleted: say why (404 or 403); if it is ours after all, it changed (412) or vanished meanwhile.
   await writableCategory(d1, accountId, id);
-  throw notFound("category");
+  throw missedOwnRow("category", expected);
 }

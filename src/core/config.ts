@@ -15,6 +15,8 @@ export type Config = {
   mediaPublicBaseUrl: string | null;
   /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/rate-limit.ts). */
   rateLimits: { client: RateLimit; token: RateLimit; tokenAddress: RateLimit };
+  /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
+  changesRetentionDays: number;
 };
 
 export const defaults = {
@@ -23,6 +25,7 @@ export const defaults = {
   maxMediaBytes: 10 * 1024 * 1024,
   mediaTypes: "image/jpeg,image/png,image/gif,image/webp,image/avif,video/mp4",
   corsOrigins: "*",
+  changesRetentionDays: 30,
   rateLimits: {
     client: { limit: 1200, period: 60 },
     token: { limit: 60, period: 60 },
@@ -60,6 +63,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     mediaTypes: new Set(list(str("MEDIA_TYPES"), defaults.mediaTypes).map((t) => t.toLowerCase())),
     corsOrigins: list(str("CORS_ORIGINS"), defaults.corsOrigins),
     mediaPublicBaseUrl: base ? base : null,
+    changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
       token: rateLimit(str("RATE_LIMIT_TOKEN"), defaults.rateLimits.token),

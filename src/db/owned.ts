@@ -10,8 +10,9 @@ import { clock } from "../core/clock";
 import { database, preparedOnce } from "./client";
 import { keyset, type Bound } from "./keyset";
 import { ownedOr404, throwMissingOrForbidden } from "./ownership";
+import { assertVersion, missedOwnRow, versionIs, type Expected } from "./versions";
 
-type OwnedColumns = { id: SQLiteColumn; account_id: SQLiteColumn; updated_at: SQLiteColumn };
+type OwnedColumns = { id: SQLiteColumn; account_id: SQLiteColumn; updated_at: SQLiteColumn; version: SQLiteColumn };
 export type OwnedTable = SQLiteTable & OwnedColumns;
 
 /** Hooks for turning a database error into the client's error (e.g. an unknown category). */
@@ -27,10 +28,12 @@ export function ownedRows<T extends OwnedTable>(
   }: Options,
 ) {
   type Row = T["$inferSelect"];
-  type Insert = Omit<T["$inferInsert"], "id" | "account_id" | "created_at" | "updated_at">;
+  type Insert = Omit<T["$inferInsert"], "id" | "account_id" | "created_at" | "updated_at" | "version">;
   // drizzle cannot infer query types over a generic table; the casts below restore the concrete row type.
   const anyTable = table as unknown as SQLiteTable;
-  const owned = (id: number, accountId: number) => and(eq(table.id, id), eq(table.account_id, accountId));
+  // With `expected` versions (If-Match), the check is part of the write's WHERE: atomic under races.
+  const owned = (id: number, accountId: number, expected: Expected) =>
+    and(eq(table.id, id), eq(table.account_id, accountId), versionIs(table.version, expected));
 
   // The hot reads (get by id, pages) as prepared queries.
   const prepared = preparedOnce((db) => {
@@ -77,25 +80,50 @@ export function ownedRows<T extends OwnedTable>(
     },
 
     /**
-     * Changes only the fields given; a field that is `undefined` counts as not
-     * given (as drizzle's `set` treats it), and an empty change reads the row unchanged.
+     * Changes only the fields given and counts a new version; a field that is
+     * `undefined` counts as not given (as drizzle's `set` treats it), and an
+     * empty change reads the row unchanged. Only at one of the `expected`
+     * versions, if given (412 otherwise).
      */
-    async update(d1: D1Database, accountId: number, id: number, values: Partial<Insert>): Promise<Row> {
-      if (Object.values(values).every((value) => value === undefined)) return this.get(d1, accountId, id);
+    async update(
+      d1: D1Database,
+      accountId: number,
+      id: number,
+      values: Partial<Insert>,
+      expected: Expected = null,
+    ): Promise<Row> {
+      if (Object.values(values).every((value) => value === undefined)) {
+        const row = await this.get(d1, accountId, id);
+        assertVersion((row as { version: number }).version, expected, what);
+        return row;
+      }
       const row = await database(d1)
         .update(anyTable)
-        .set({ ...values, updated_at: new Date(clock.now()) } as never)
-        .where(owned(id, accountId))
+        .set({ ...values, updated_at: new Date(clock.now()), version: sql`${table.version} + 1` } as never)
+        .where(owned(id, accountId, expected))
         .returning()
         .get()
         .catch(mapError);
-      return (row as Row | undefined) ?? throwMissingOrForbidden(d1, table, id, accountId, what);
+      return (
+        (row as Row | undefined) ??
+        throwMissingOrForbidden(d1, table, id, accountId, what, missedOwnRow(what, expected))
+      );
     },
 
-    /** Deletes the row and returns it, so the caller can clean up what it referenced. */
-    async delete(d1: D1Database, accountId: number, id: number): Promise<Row> {
-      const row = await database(d1).delete(anyTable).where(owned(id, accountId)).returning().get();
-      return (row as Row | undefined) ?? throwMissingOrForbidden(d1, table, id, accountId, what);
+    /**
+     * Deletes the row (only at one of the `expected` versions, if given) and
+     * returns it, so the caller can clean up what it referenced.
+     */
+    async delete(d1: D1Database, accountId: number, id: number, expected: Expected = null): Promise<Row> {
+      const row = await database(d1)
+        .delete(anyTable)
+        .where(owned(id, accountId, expected))
+        .returning()
+        .get();
+      return (
+        (row as Row | undefined) ??
+        throwMissingOrForbidden(d1, table, id, accountId, what, missedOwnRow(what, expected))
+      );
     },
 
     /** One keyset page of the account's rows, over the `(account_id, id)` index. */

@@ -4,7 +4,7 @@
  * another account's object is ever returned.
  */
 import { getTableName, type Table } from "drizzle-orm";
-import { forbidden, notFound } from "../core/problem";
+import { type ApiError, forbidden, notFound } from "../core/problem";
 
 /** Returns `row` if the caller's account owns it; otherwise throws 404 or 403. */
 export function ownedOr404<Row extends { account_id: number | null }>(
@@ -19,7 +19,9 @@ export function ownedOr404<Row extends { account_id: number | null }>(
 
 /**
  * Explains why a write scoped to `(id, account_id)` touched no row: throws
- * 404 when the id does not exist, 403 when another account owns it.
+ * 404 when the id does not exist, 403 when another account owns it, and
+ * `ifOwned` when the caller owns it after all (by default 404: the row
+ * appeared between the write and this read; a conditional write passes 412).
  */
 export async function throwMissingOrForbidden(
   d1: D1Database,
@@ -27,12 +29,12 @@ export async function throwMissingOrForbidden(
   id: number,
   accountId: number,
   what: string,
+  ifOwned: ApiError = notFound(what),
 ): Promise<never> {
   const row = await d1
     .prepare(`SELECT account_id FROM "${getTableName(table)}" WHERE id = ?`)
     .bind(id)
     .first<{ account_id: number | null }>();
   ownedOr404(row ?? undefined, accountId, what);
-  // Owned after all: the row appeared between the write and this read; report it as missing.
-  throw notFound(what);
+  throw ifOwned;
 }

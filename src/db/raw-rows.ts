@@ -21,13 +21,13 @@ export function rowMapper<T extends SQLiteTable>(table: T): (raw: Record<string,
 
 const dialect = new SQLiteSyncDialect();
 
-/** A D1 statement of drizzle `sql`, for `d1.batch()` of hand-written queries. */
-export function statement(d1: D1Database, query: SQL): D1PreparedStatement {
-  const { sql, params } = dialect.sqlToQuery(query);
-  return d1.prepare(sql).bind(...params);
-}
-
 /** The rows of one hand-written query. */
 export async function rawRows(d1: D1Database, query: SQL): Promise<Record<string, unknown>[]> {
-  return (await statement(d1, query).all<Record<string, unknown>>()).results;
+  const { sql, params } = dialect.sqlToQuery(query);
+  return (
+    await d1
+      .prepare(sql)
+      .bind(...params)
+      .all<Record<string, unknown>>()
+  ).results;
 }

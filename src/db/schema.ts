@@ -17,7 +17,7 @@
  * instead of scanning every row.
  */
 import { isNotNull, sql } from "drizzle-orm";
-import { index, integer, primaryKey, real, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 
 /** Milliseconds since the epoch, filled by SQLite so batch inserts need no clock. */
 const createdAt = () =>
@@ -28,6 +28,12 @@ const updatedAt = () =>
   integer({ mode: "timestamp_ms" })
     .notNull()
     .default(sql`(cast(unixepoch('subsec') * 1000 as integer))`);
+/**
+ * Counts the changes of a row as a client sees it: every update sets it to
+ * `version + 1` (a list's also when its membership changes, by trigger), so it
+ * is the row's strong ETag and what a conditional write checks in its WHERE.
+ */
+const version = () => integer().notNull().default(1);
 
 /** Owner of content; several API clients (applications) may share one account. */
 export const accounts = sqliteTable("accounts", {
@@ -72,6 +78,7 @@ export const categories = sqliteTable(
     image_key: text(),
     created_at: createdAt(),
     updated_at: updatedAt(),
+    version: version(),
   },
   (t) => [
     index("categories_account_idx").on(t.account_id, t.id),
@@ -103,6 +110,7 @@ export const pinpoints = sqliteTable(
       .default(sql`'[]'`),
     created_at: createdAt(),
     updated_at: updatedAt(),
+    version: version(),
   },
   (t) => [
     index("pinpoints_account_idx").on(t.account_id, t.id),
@@ -122,6 +130,7 @@ export const lists = sqliteTable(
     description: text(),
     created_at: createdAt(),
     updated_at: updatedAt(),
+    version: version(),
   },
   (t) => [index("lists_account_idx").on(t.account_id, t.id)],
 );
@@ -167,6 +176,7 @@ export const events = sqliteTable(
       .default(sql`'[]'`),
     created_at: createdAt(),
     updated_at: updatedAt(),
+    version: version(),
   },
   (t) => [
     index("events_account_idx").on(t.account_id, t.id),
@@ -198,6 +208,56 @@ export const eventOccurrences = sqliteTable(
   ],
 );
 
+/**
+ * The change log behind GET /v3.0/changes: one row per object (the latest
+ * change of it), written only by the triggers of the `change_log` migration
+ * on every insert, update and delete of pinpoints, lists, categories and
+ * events, cascaded deletions and list membership included. `seq` is
+ * AUTOINCREMENT, so it grows in commit order (D1 has one writer) and is never
+ * reused; replacing an object's row gives it a new `seq`. Tombstones
+ * (`op = 'delete'`) are pruned by the scheduled job after the retention window.
+ */
+export const changes = sqliteTable(
+  "changes",
+  {
+    seq: integer().primaryKey({ autoIncrement: true }),
+    account_id: integer().notNull(),
+    type: text({ enum: ["pinpoint", "list", "category", "event"] }).notNull(),
+    object_id: integer().notNull(),
+    op: text({ enum: ["upsert", "delete"] }).notNull(),
+    version: integer().notNull(),
+    changed_at: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("changes_object_idx").on(t.type, t.object_id),
+    index("changes_account_idx").on(t.account_id, t.seq),
+    index("changes_tombstone_idx")
+      .on(t.changed_at)
+      .where(sql`${t.op} = 'delete'`),
+  ],
+);
+
+/**
+ * Idempotency keys (the IETF Idempotency-Key draft, Stripe's semantics): per
+ * account, the fingerprint of the first request and, once it finished, its
+ * response. `status` null means the first request is still running.
+ */
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    account_id: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    key: text().notNull(),
+    fingerprint: text().notNull(),
+    status: integer(),
+    headers: text({ mode: "json" }).$type<[string, string][]>(),
+    body: text(),
+    created_at: integer().notNull(),
+    expires_at: integer().notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.account_id, t.key] }), index("idempotency_keys_expiry_idx").on(t.expires_at)],
+);
 export type Pinpoint = typeof pinpoints.$inferSelect;
 export type List = typeof lists.$inferSelect;
 export type Category = typeof categories.$inferSelect;

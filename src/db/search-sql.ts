@@ -1,6 +1,7 @@
 /** Small SQL helpers the search queries of pinpoints and events share. */
 import { sql, type SQL } from "drizzle-orm";
 import { keyset, type Bound } from "./keyset";
+import { rawRows } from "./raw-rows";
 
 export const and = (conditions: SQL[]) => sql.join(conditions, sql` AND `);
 
@@ -37,4 +38,23 @@ export function tierReads(tierCount: number, bound: Bound, idColumn: SQL): { tie
     }
   }
   return reads;
+}
+
+/**
+ * Reads a relevance page tier by tier, each query asking only for what the
+ * page still lacks, and stops once it is full: a common word fills the page
+ * from the first tier and never pays for the others.
+ */
+export async function readTiers(
+  d1: D1Database,
+  reads: { tier: number; id?: SQL }[],
+  take: number,
+  query: (read: { tier: number; id?: SQL }, limit: number) => SQL,
+): Promise<Record<string, unknown>[]> {
+  const rows: Record<string, unknown>[] = [];
+  for (const read of reads) {
+    if (rows.length >= take) break;
+    rows.push(...(await rawRows(d1, query(read, take - rows.length))));
+  }
+  return rows;
 }

@@ -7,6 +7,8 @@ import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
 import { checkPoint, instantParam, searchParams } from "../fields/search-params";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { assertVersion } from "../db/versions";
+import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { operation } from "../http/route-metadata";
@@ -71,18 +73,24 @@ const operations = {
     operationId: "createEvent",
     responses: { 201: eventJson },
   }),
-  get: operation({ summary: "Get an event", operationId: "getEvent", responses: { 200: eventJson } }),
+  get: operation({
+    summary: "Get an event",
+    operationId: "getEvent",
+    responses: { 200: eventJson, 304: notModifiedResponse },
+  }),
   update: operation({
     summary: "Change an event",
     description:
       "Changes only the fields sent; a new `dates` array replaces the old one; `null` clears an optional field.",
     operationId: "updateEvent",
     responses: { 200: eventJson },
+    errors: [412],
   }),
   delete: operation({
     summary: "Delete an event",
     operationId: "deleteEvent",
     responses: { 204: { description: "Deleted" } },
+    errors: [412],
   }),
 };
 
@@ -149,6 +157,7 @@ export const eventRoutes = resourceApp()
       const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey: null }, (key) =>
         eventRows.insert(c.env.DB, accountId, { ...fields, media_key: key }),
       );
+      setETag(c, row.version);
       return created(c, `/v3.0/events/${row.id}`, eventToJson(row, mediaUrls(c)));
     }),
   )
@@ -156,7 +165,7 @@ export const eventRoutes = resourceApp()
     `/${ID}`,
     ...operations.get(async (c) => {
       const row = await eventRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
-      return c.json(eventToJson(row, mediaUrls(c)));
+      return jsonWithETag(c, row.version, eventToJson(row, mediaUrls(c)));
     }),
   )
   .put(
@@ -164,19 +173,22 @@ export const eventRoutes = resourceApp()
     ...operations.update(validate("json", eventUpdate), async (c) => {
       const { accountId } = c.var.principal;
       const { media_file, ...fields } = c.req.valid("json");
+      const expected = ifMatch(c);
       const current = await eventForUpdate(c.env.DB, accountId, pathId(c, "event"), fields.pinpoint);
+      assertVersion(current.version, expected, "event");
       const row = await writeWithMedia(
         c,
         { file: media_file, pointer: "/media_file", previousKey: current.media_key },
-        (key) => eventRows.update(c.env.DB, accountId, current.id, { ...fields, media_key: key }),
+        (key) => eventRows.update(c.env.DB, accountId, current.id, { ...fields, media_key: key }, expected),
       );
+      setETag(c, row.version);
       return c.json(eventToJson(row, mediaUrls(c)));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      const row = await eventRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
+      const row = await eventRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "event"), ifMatch(c));
       deleteMediaLater(c, [row.media_key]);
       return c.body(null, 204);
     }),

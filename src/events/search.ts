@@ -19,9 +19,9 @@ import { sql, type SQL } from "drizzle-orm";
 import { distanceSql, HALF_CIRCUMFERENCE, inBoxSql, rtreeIds, type BBox, type Point } from "../db/geo";
 import type { Bound } from "../db/keyset";
 import { nearestPage, searchRects } from "../db/nearest";
-import { rawRows, rowMapper, statement } from "../db/raw-rows";
+import { rawRows, rowMapper } from "../db/raw-rows";
 import { events, type Event } from "../db/schema";
-import { and, hasTags, keysetSql, tierReads } from "../db/search-sql";
+import { and, hasTags, keysetSql, readTiers, tierReads } from "../db/search-sql";
 import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
 
 export type EventSearch = {
@@ -173,15 +173,12 @@ async function byText(d1: D1Database, accountId: number, s: EventSearch, q: Text
   const backwards = bound?.direction === "before";
   const reads = tierReads(tiers.length, bound, sql`events_fts.rowid`);
   // FTS5 drives (CROSS JOIN keeps it outer) and yields rowids in order, so LIMIT stops the read early.
-  const queries = reads.map(({ tier, id }) =>
-    statement(
-      d1,
-      sql`SELECT events.*, ${tier} AS tier, ${distanceColumn(s)} AS distance FROM events_fts CROSS JOIN events ON events.id = events_fts.rowid ${PINPOINT} WHERE events_fts MATCH ${tiers[tier - 1]!} AND ${and(id ? [id, ...where] : where)} ORDER BY events_fts.rowid${backwards ? sql` DESC` : sql``} LIMIT ${take}`,
-    ),
+  const raw = await readTiers(
+    d1,
+    reads,
+    take,
+    ({ tier, id }, limit) =>
+      sql`SELECT events.*, ${tier} AS tier, ${distanceColumn(s)} AS distance FROM events_fts CROSS JOIN events ON events.id = events_fts.rowid ${PINPOINT} WHERE events_fts MATCH ${tiers[tier - 1]!} AND ${and(id ? [id, ...where] : where)} ORDER BY events_fts.rowid${backwards ? sql` DESC` : sql``} LIMIT ${limit}`,
   );
-  const rows: FoundEvent[] = [];
-  for (const { results } of await d1.batch<Record<string, unknown>>(queries)) {
-    for (const r of results) if (rows.length < take) rows.push(found(r));
-  }
-  return rows;
+  return raw.map(found);
 }

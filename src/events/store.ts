@@ -8,6 +8,7 @@ import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
+import type { Expected } from "../db/versions";
 import { ownedOr404 } from "../db/ownership";
 import { withDescriptionText } from "../fields/plain-text";
 import { events, pinpoints, type Event } from "../db/schema";
@@ -29,8 +30,13 @@ export const eventRows = {
   ...eventTable,
   insert: (d1: D1Database, accountId: number, values: Parameters<typeof eventTable.insert>[2]) =>
     eventTable.insert(d1, accountId, withDescriptionText(values)),
-  update: (d1: D1Database, accountId: number, id: number, values: Parameters<typeof eventTable.update>[3]) =>
-    eventTable.update(d1, accountId, id, withDescriptionText(values)),
+  update: (
+    d1: D1Database,
+    accountId: number,
+    id: number,
+    values: Parameters<typeof eventTable.update>[3],
+    expected?: Expected,
+  ) => eventTable.update(d1, accountId, id, withDescriptionText(values), expected),
 };
 
 /** The owner check of a pinpoint named in a body: 400 at `/pinpoint` if it does not exist, 403 if not the caller's. */

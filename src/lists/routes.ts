@@ -3,6 +3,7 @@ import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
 import { ApiError } from "../core/problem";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { operation } from "../http/route-metadata";
@@ -45,18 +46,24 @@ const operations = {
     operationId: "createList",
     responses: { 201: listJson },
   }),
-  get: operation({ summary: "Get a list", operationId: "getList", responses: { 200: listJson } }),
+  get: operation({
+    summary: "Get a list",
+    operationId: "getList",
+    responses: { 200: listJson, 304: notModifiedResponse },
+  }),
   update: operation({
     summary: "Change a list",
     description: "Changes only the fields sent; `null` clears the description.",
     operationId: "updateList",
     responses: { 200: listJson },
+    errors: [412],
   }),
   delete: operation({
     summary: "Delete a list",
     description: "The pinpoints in it are not deleted.",
     operationId: "deleteList",
     responses: { 204: { description: "Deleted" } },
+    errors: [412],
   }),
   add: operation({
     summary: "Add pinpoints to a list",
@@ -103,26 +110,30 @@ export const listRoutes = resourceApp()
     "/",
     ...operations.create(validate("json", listCreate), async (c) => {
       const row = await listRows.insert(c.env.DB, c.var.principal.accountId, c.req.valid("json"));
+      setETag(c, row.version);
       return created(c, `/v3.0/lists/${row.id}`, listToJson(row));
     }),
   )
   .get(
     `/${ID}`,
-    ...operations.get(async (c) =>
-      c.json(listToJson(await listRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "list")))),
-    ),
+    ...operations.get(async (c) => {
+      const row = await listRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "list"));
+      return jsonWithETag(c, row.version, listToJson(row));
+    }),
   )
   .put(
     `/${ID}`,
     ...operations.update(validate("json", listUpdate), async (c) => {
-      const row = await listRows.update(c.env.DB, c.var.principal.accountId, pathId(c, "list"), c.req.valid("json"));
+      const { accountId } = c.var.principal;
+      const row = await listRows.update(c.env.DB, accountId, pathId(c, "list"), c.req.valid("json"), ifMatch(c));
+      setETag(c, row.version);
       return c.json(listToJson(row));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      await listRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "list"));
+      await listRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "list"), ifMatch(c));
       return c.body(null, 204);
     }),
   )

@@ -38,6 +38,7 @@ const TAGS: Record<string, string> = {
   lists: "Named collections of pinpoints",
   categories: "Shared icons every client can read and use on its pinpoints",
   events: "What happens at a pinpoint, with one or more dates",
+  changes: "What changed since a cursor, for clients that sync and work offline",
   media: "Stored media, public so that an `<img>` can load them",
   reference: "This document",
 };

@@ -1,14 +1,17 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
 import { resourceApp } from "../auth/resource-app";
+import { assertVersion } from "../db/versions";
 import { idParam } from "../fields/schemas";
 import { checkPoint, categoryParam, searchParams } from "../fields/search-params";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
+import { bulkImport } from "./import";
 import { pinpointToJson } from "./json";
 import { foundPinpointJson, pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "./search";
@@ -56,19 +59,25 @@ const operations = {
     operationId: "createPinpoint",
     responses: { 201: pinpointJson },
   }),
-  get: operation({ summary: "Get a pinpoint", operationId: "getPinpoint", responses: { 200: pinpointJson } }),
+  get: operation({
+    summary: "Get a pinpoint",
+    operationId: "getPinpoint",
+    responses: { 200: pinpointJson, 304: notModifiedResponse },
+  }),
   update: operation({
     summary: "Change a pinpoint",
     description:
       'Changes only the fields sent; `null` clears an optional one (`"media_file": null` deletes the media).',
     operationId: "updatePinpoint",
     responses: { 200: pinpointJson },
+    errors: [412],
   }),
   delete: operation({
     summary: "Delete a pinpoint",
     description: "Also removes it from your lists and deletes its events and media.",
     operationId: "deletePinpoint",
     responses: { 204: { description: "Deleted" } },
+    errors: [412],
   }),
 };
 
@@ -126,13 +135,14 @@ export const pinpointRoutes = resourceApp()
   )
   .post(
     "/",
-    ...operations.create(validate("json", pinpointCreate), async (c) => {
+    ...operations.create(bulkImport(), validate("json", pinpointCreate), async (c) => {
       const { media_file, ...fields } = c.req.valid("json");
       const row = await writeWithMedia(
         c,
         { file: media_file, pointer: "/media_file", previousKey: null },
         (media_key) => pinpointRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, media_key }),
       );
+      setETag(c, row.version);
       return created(c, `/v3.0/pinpoints/${row.id}`, pinpointToJson(row, mediaUrls(c)));
     }),
   )
@@ -140,7 +150,7 @@ export const pinpointRoutes = resourceApp()
     `/${ID}`,
     ...operations.get(async (c) => {
       const row = await pinpointRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "pinpoint"));
-      return c.json(pinpointToJson(row, mediaUrls(c)));
+      return jsonWithETag(c, row.version, pinpointToJson(row, mediaUrls(c)));
     }),
   )
   .put(
@@ -149,18 +159,26 @@ export const pinpointRoutes = resourceApp()
       const id = pathId(c, "pinpoint");
       const { accountId } = c.var.principal;
       const { media_file, ...fields } = c.req.valid("json");
-      // With a file, ownership first, so a 403/404 costs no upload; its current key goes once replaced.
-      const previousKey = media_file === undefined ? null : (await pinpointRows.get(c.env.DB, accountId, id)).media_key;
+      const expected = ifMatch(c);
+      // With a file, ownership (and version) first, so a 403/404/412 costs no upload; its current key goes once replaced.
+      let previousKey: string | null = null;
+      if (media_file !== undefined) {
+        const current = await pinpointRows.get(c.env.DB, accountId, id);
+        assertVersion(current.version, expected, "pinpoint");
+        previousKey = current.media_key;
+      }
       const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey }, (media_key) =>
-        pinpointRows.update(c.env.DB, accountId, id, { ...fields, media_key }),
+        pinpointRows.update(c.env.DB, accountId, id, { ...fields, media_key }, expected),
       );
+      setETag(c, row.version);
       return c.json(pinpointToJson(row, mediaUrls(c)));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      deleteMediaLater(c, await deletePinpoint(c.env.DB, c.var.principal.accountId, pathId(c, "pinpoint")));
+      const id = pathId(c, "pinpoint");
+      deleteMediaLater(c, await deletePinpoint(c.env.DB, c.var.principal.accountId, id, ifMatch(c)));
       return c.body(null, 204);
     }),
   );

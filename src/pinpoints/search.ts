@@ -15,12 +15,12 @@
 import { sql, type SQL } from "drizzle-orm";
 import { distanceSql, HALF_CIRCUMFERENCE, inBoxSql, rects, rtreeIds } from "../db/geo";
 import type { BBox, Point } from "../db/geo";
-import { rawRows, rowMapper, statement } from "../db/raw-rows";
+import { rawRows, rowMapper } from "../db/raw-rows";
 import { pinpoints, type Pinpoint } from "../db/schema";
 import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
 import type { Bound } from "../db/keyset";
 import { nearestPage, searchRects } from "../db/nearest";
-import { and, hasTags, inList, keysetSql, tierReads } from "../db/search-sql";
+import { and, hasTags, inList, keysetSql, readTiers, tierReads } from "../db/search-sql";
 
 export type PinpointSearch = {
   bbox?: BBox;
@@ -55,7 +55,7 @@ export function sortKeyOf(s: PinpointSearch): (row: FoundPinpoint) => number[] {
 export const PINPOINT_TIERS = [["name"], ["name", "address", "tags"]] as const;
 
 /** A box with at most this many of the account's points is read from the R*Tree and sorted. */
-const SMALL_BOX = 2048;
+const SMALL_BOX = 512;
 
 /**
  * SQL conditions every order shares: the account, then each filter on the exact columns.
@@ -122,17 +122,14 @@ async function byText(d1: D1Database, accountId: number, s: PinpointSearch, q: T
   const backwards = bound?.direction === "before";
   const reads = tierReads(tiers.length, bound, sql`pinpoints_fts.rowid`);
   // FTS5 drives (CROSS JOIN keeps it outer) and yields rowids in order, so LIMIT stops the read early.
-  const queries = reads.map(({ tier, id }) =>
-    statement(
-      d1,
-      sql`SELECT pinpoints.*, ${tier} AS tier FROM pinpoints_fts CROSS JOIN pinpoints ON pinpoints.id = pinpoints_fts.rowid WHERE pinpoints_fts MATCH ${tiers[tier - 1]!} AND ${and(id ? [id, ...where] : where)} ORDER BY pinpoints_fts.rowid${backwards ? sql` DESC` : sql``} LIMIT ${take}`,
-    ),
+  const raw = await readTiers(
+    d1,
+    reads,
+    take,
+    ({ tier, id }, limit) =>
+      sql`SELECT pinpoints.*, ${tier} AS tier FROM pinpoints_fts CROSS JOIN pinpoints ON pinpoints.id = pinpoints_fts.rowid WHERE pinpoints_fts MATCH ${tiers[tier - 1]!} AND ${and(id ? [id, ...where] : where)} ORDER BY pinpoints_fts.rowid${backwards ? sql` DESC` : sql``} LIMIT ${limit}`,
   );
-  const found: FoundPinpoint[] = [];
-  for (const { results } of await d1.batch<Record<string, unknown>>(queries)) {
-    for (const r of results) if (found.length < take) found.push({ ...toPinpoint(r), tier: Number(r.tier) });
-  }
-  return found;
+  return raw.map((r): FoundPinpoint => ({ ...toPinpoint(r), tier: Number(r.tier) }));
 }
 
 async function nearest(

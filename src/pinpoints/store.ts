@@ -8,6 +8,7 @@ import { ownedRows } from "../db/owned";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
 import { withDescriptionText } from "../fields/plain-text";
 import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
+import { missedOwnRow, versionIs, type Expected } from "../db/versions";
 
 /**
  * Create, get, update (partial), delete and page. Deleting a pinpoint takes
@@ -27,8 +28,13 @@ export const pinpointRows = {
   ...pinpointTable,
   insert: (d1: D1Database, accountId: number, values: Parameters<typeof pinpointTable.insert>[2]) =>
     pinpointTable.insert(d1, accountId, withDescriptionText(values)),
-  update: (d1: D1Database, accountId: number, id: number, values: Parameters<typeof pinpointTable.update>[3]) =>
-    pinpointTable.update(d1, accountId, id, withDescriptionText(values)),
+  update: (
+    d1: D1Database,
+    accountId: number,
+    id: number,
+    values: Parameters<typeof pinpointTable.update>[3],
+    expected?: Expected,
+  ) => pinpointTable.update(d1, accountId, id, withDescriptionText(values), expected),
 };
 
 /**
@@ -70,11 +76,16 @@ export async function assertListOwner(d1: D1Database, accountId: number, listId:
 
 /**
  * Deletes a pinpoint (its list memberships and events go with it, by foreign
- * key cascade) and returns the media keys that are no longer referenced: its
+ * key cascade), only at one of the `expected` versions if given, and returns the media keys that are no longer referenced: its
  * own and its events'. Both are read in the same transaction as the delete,
  * so an event added meanwhile cannot take its media key along unseen.
  */
-export async function deletePinpoint(d1: D1Database, accountId: number, id: number): Promise<(string | null)[]> {
+export async function deletePinpoint(
+  d1: D1Database,
+  accountId: number,
+  id: number,
+  expected: Expected = null,
+): Promise<(string | null)[]> {
   const db = database(d1);
   const [eventMedia, deleted] = await db.batch([
     db
@@ -83,9 +94,11 @@ export async function deletePinpoint(d1: D1Database, accountId: number, id: numb
       .where(and(eq(events.pinpoint, id), eq(events.account_id, accountId), isNotNull(events.media_key))),
     db
       .delete(pinpoints)
-      .where(and(eq(pinpoints.id, id), eq(pinpoints.account_id, accountId)))
+      .where(and(eq(pinpoints.id, id), eq(pinpoints.account_id, accountId), versionIs(pinpoints.version, expected)))
       .returning({ media_key: pinpoints.media_key }),
   ]);
-  if (!deleted[0]) return throwMissingOrForbidden(d1, pinpoints, id, accountId, "pinpoint");
+  if (!deleted[0]) {
+    return throwMissingOrForbidden(d1, pinpoints, id, accountId, "pinpoint", missedOwnRow("pinpoint", expected));
+  }
   return [deleted[0].media_key, ...eventMedia.map((e) => e.media_key)];
 }

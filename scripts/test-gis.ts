@@ -1,0 +1,262 @@
+/**
+ * A real GIS client against the running service (`npm run test:gis`, part of
+ * `npm test`): GDAL's OGC API – Features driver (Debian's gdal-bin) reads
+ * /ogc from `wrangler dev` with a bearer token.
+ * - `ogrinfo` lists the collections;
+ * - `ogr2ogr` copies a list of more than one page into a GeoPackage, with the
+ *   right count, attributes and coordinates;
+ * - `ogr2ogr -spat` returns exactly the features inside the box (the server
+ *   filters: GDAL sends `bbox`, and the pages it reads hold only those).
+ * And the bulk tools against the same service: `npm run import` of a GeoJSON
+ * file and of a CSV file, resumed after a killed run without duplicates, and
+ * `npm run export` giving back identical features.
+ */
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { createClient } from "./lib/registry.ts";
+import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+
+const OGRINFO = "/usr/bin/ogrinfo";
+const OGR2OGR = "/usr/bin/ogr2ogr";
+/** More than two pages of GDAL's page size below, so the driver must follow `next` links. */
+const PLACES = 250;
+const PAGE_SIZE = 100;
+
+type Feature = {
+  type: "Feature";
+  id?: number;
+  geometry: { coordinates: number[] };
+  properties: Record<string, unknown>;
+};
+
+const scratch = mkdtempSync(join(tmpdir(), "poi-gis-test-"));
+const target: Target = { remote: false, persistTo: join(scratch, "state") };
+let server: DevServer;
+let token = "";
+/** A second account for the bulk tools, so their counts start from zero. */
+let cli: { client_id: string; client_secret: string };
+let listId = 0;
+const places: { id: number; name: string; longitude: number; latitude: number; tags: string[] }[] = [];
+
+async function api(method: string, path: string, body?: unknown, type = "application/json"): Promise<unknown> {
+  const response = await fetch(`${server.base}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": type }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  assert.ok(response.ok, `${method} ${path}: ${response.status} ${await response.clone().text()}`);
+  return response.json();
+}
+
+/**
+ * Runs a GDAL tool with the token in a header (GDAL_HTTP_HEADERS) and returns
+ * its standard output; with `debug`, GDAL's debug log (the URLs it fetched) too.
+ */
+function gdal(tool: string, args: string[], debug = false): string {
+  const result = spawnSync(tool, ["--config", "GDAL_HTTP_HEADERS", `Authorization: Bearer ${token}`, ...args], {
+    encoding: "utf8",
+    timeout: 120_000,
+    env: { ...process.env, ...(debug ? { CPL_DEBUG: "ON" } : {}) },
+  });
+  assert.equal(
+    result.status,
+    0,
+    `${tool} ${args.join(" ")} failed:\n${result.stderr}\n${server.output().slice(-2000)}`,
+  );
+  return debug ? `${result.stdout}\n${result.stderr}` : result.stdout;
+}
+
+const source = () => `OAPIF:${server.base}/ogc`;
+
+/** Reads a GeoPackage (or any OGR source) back as GeoJSON features. */
+function featuresOf(file: string, layer: string): Feature[] {
+  const out = gdal(OGR2OGR, ["-f", "GeoJSON", "/vsistdout/", file, layer]);
+  return (JSON.parse(out) as { features: Feature[] }).features;
+}
+
+before(async () => {
+  for (const tool of [OGRINFO, OGR2OGR]) assert.ok(existsSync(tool), `${tool} is missing: apt-get install gdal-bin`);
+  // A fresh database with one client, as a developer's first `npm start` has.
+  const status = runWrangler(
+    ["d1", "migrations", "apply", "DB", ...targetFlags(target)],
+    ["ignore", "ignore", "inherit"],
+  );
+  assert.equal(status, 0, "wrangler d1 migrations apply failed");
+  const client = await createClient(d1Execute(target), { account: "gis test", name: "gdal", scope: "read write" });
+  cli = await createClient(d1Execute(target), { account: "cli test", name: "cli", scope: "read write" });
+  server = await startDevServer([
+    ...targetFlags(target),
+    "--var",
+    `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`,
+  ]);
+  const response = await fetch(`${server.base}/v3.0/oauth2/token`, {
+    method: "POST",
+    body: new URLSearchParams({
+      grant_type: "client_credentials",
+      client_id: client.client_id,
+      client_secret: client.client_secret,
+    }),
+  });
+  assert.equal(response.status, 200, await response.clone().text());
+  token = ((await response.json()) as { access_token: string }).access_token;
+  // Latitudes and longitudes of different signs, so a swapped axis order cannot pass.
+  const features = Array.from({ length: PLACES }, (_, i) => ({
+    type: "Feature",
+    geometry: { type: "Point", coordinates: [-170 + i * 1.25, 60 - i * 0.5] },
+    properties: { name: `Place ${i}`, tags: [`t${i % 3}`], address: `${i} Rue de GDAL` },
+  }));
+  const { ids } = (await api(
+    "POST",
+    "/v3.0/pinpoints",
+    { type: "FeatureCollection", features },
+    "application/geo+json",
+  )) as {
+    ids: number[];
+  };
+  ids.forEach((id, i) => {
+    const [longitude, latitude] = features[i]!.geometry.coordinates as [number, number];
+    places.push({ id, name: `Place ${i}`, longitude, latitude, tags: [`t${i % 3}`] });
+  });
+  listId = ((await api("POST", "/v3.0/lists", { name: "Guide" })) as { id: number }).id;
+  await api(
+    "POST",
+    `/v3.0/lists/${listId}/pinpoints`,
+    ids.map((id) => ({ id })),
+  );
+});
+
+after(async () => {
+  await server?.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+test("ogrinfo lists the collections", () => {
+  const out = gdal(OGRINFO, ["-ro", "-q", source()]);
+  for (const layer of ["pinpoints", "events", `list-${listId}`]) assert.match(out, new RegExp(`: ${layer}\\b`), out);
+});
+
+test("ogr2ogr copies every feature of a list of several pages into a GeoPackage", () => {
+  const gpkg = join(scratch, "guide.gpkg");
+  gdal(OGR2OGR, ["-f", "GPKG", gpkg, source(), `list-${listId}`, "-oo", `PAGE_SIZE=${PAGE_SIZE}`]);
+  const copied = featuresOf(gpkg, `list-${listId}`);
+  assert.equal(copied.length, PLACES);
+  const byName = new Map(copied.map((f) => [f.properties.name, f]));
+  for (const place of places) {
+    const feature = byName.get(place.name);
+    assert.ok(feature, `${place.name} is missing`);
+    assert.deepEqual(feature.geometry.coordinates, [place.longitude, place.latitude]);
+    assert.equal(feature.properties.address, `${place.name.slice(6)} Rue de GDAL`);
+    // GeoPackage has no list type: GDAL stores a string list as "(count:item,…)".
+    assert.equal(feature.properties.tags, `(${place.tags.length}:${place.tags.join(",")})`);
+  }
+});
+
+test("ogr2ogr -spat returns exactly the features inside the box", () => {
+  const [minLon, minLat, maxLon, maxLat] = [-120, -20, 50, 40];
+  const out = join(scratch, "box.geojson");
+  const box = [minLon, minLat, maxLon, maxLat].map(String);
+  const log = gdal(OGR2OGR, ["-f", "GeoJSON", out, source(), "pinpoints", "-spat", ...box], true);
+  const inside = places.filter(
+    (p) => p.longitude >= minLon && p.longitude <= maxLon && p.latitude >= minLat && p.latitude <= maxLat,
+  );
+  assert.ok(inside.length > 10 && inside.length < PLACES - 10, "the box holds some places, not all");
+  const got = (JSON.parse(readFileSync(out, "utf8")) as { features: Feature[] }).features.map((f) => f.properties.name);
+  assert.deepEqual(got.sort(), inside.map((p) => p.name).sort());
+  assert.match(log, /Fetch\(\S+\/ogc\/collections\/pinpoints\/items\?\S*bbox=/, "GDAL asked the server for the box");
+});
+
+/** Runs `npm run import|export` (the script itself, with this Node) for the CLI account. */
+function tool(name: "import" | "export", args: string[]) {
+  const cliArgs = ["--base", server.base, "--client-id", cli.client_id, "--client-secret", cli.client_secret];
+  return spawn(process.execPath, [join(ROOT, "scripts", `${name}.ts`), ...args, ...cliArgs], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+}
+
+async function finished(child: ReturnType<typeof tool>): Promise<string> {
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  assert.equal(code, 0, output);
+  return output;
+}
+
+const cliFeatures = (n: number, from = 0) =>
+  Array.from({ length: n }, (_, k) => {
+    const i = from + k;
+    return {
+      type: "Feature",
+      geometry: { type: "Point", coordinates: [-(i % 179) - 0.5, (i % 89) + 0.25] },
+      properties: { name: `CLI ${i}`, tags: [`t${i % 5}`], address: i % 2 ? `${i}, "Quoted", street` : null },
+    };
+  });
+
+test("npm run import resumes a killed run without duplicates; npm run export gives back the same features", async () => {
+  const total = 6500;
+  const source = join(scratch, "places.geojson");
+  const features = cliFeatures(total);
+  writeFileSync(source, JSON.stringify({ type: "FeatureCollection", features }));
+  // Killed once its state file says some batches are in.
+  const first = tool("import", [source]);
+  const state = `${source}.import-state.json`;
+  await new Promise<void>((resolve, reject) => {
+    const poll = setInterval(() => {
+      try {
+        if ((JSON.parse(readFileSync(state, "utf8")) as { done: number }).done >= 2000) {
+          clearInterval(poll);
+          first.kill("SIGKILL");
+          resolve();
+        }
+      } catch {
+        // Not written yet.
+      }
+      if (first.exitCode !== null) {
+        clearInterval(poll);
+        reject(new Error("the import finished before it could be interrupted"));
+      }
+    }, 5);
+  });
+  const resumed = await finished(tool("import", [source]));
+  assert.match(resumed, /Resuming: [\d,]+ of 6,500 already imported/);
+  assert.match(resumed, /Done: /);
+  assert.ok(!existsSync(state), "the state file is removed at the end");
+
+  const exported = join(scratch, "export.geojson");
+  await finished(tool("export", [exported]));
+  const back = JSON.parse(readFileSync(exported, "utf8")) as { type: string; features: Feature[] };
+  assert.equal(back.type, "FeatureCollection");
+  assert.equal(back.features.length, total, "every place once: none lost, none twice");
+  back.features.forEach((feature, i) => {
+    assert.deepEqual(feature.geometry.coordinates, features[i]!.geometry.coordinates);
+    assert.equal(feature.properties.name, features[i]!.properties.name);
+    assert.deepEqual(feature.properties.tags, features[i]!.properties.tags);
+    assert.equal(feature.properties.address, features[i]!.properties.address);
+  });
+
+  // CSV out, and CSV in (to the same account): the same places again, quotes and all.
+  const csv = join(scratch, "export.csv");
+  await finished(tool("export", [csv]));
+  const lines = readFileSync(csv, "utf8").trimEnd().split("\n");
+  assert.equal(lines[0], "id,name,latitude,longitude,altitude,address,category,description,media_credits,tags");
+  assert.equal(lines.length, total + 1);
+  const csvIn = join(scratch, "some.csv");
+  writeFileSync(csvIn, [lines[0], ...lines.slice(1, 1201)].join("\n") + "\n");
+  const output = await finished(tool("import", [csvIn]));
+  assert.match(output, /Done: 1,200 places imported/);
+  const again = join(scratch, "again.geojson");
+  await finished(tool("export", [again]));
+  const all = (JSON.parse(readFileSync(again, "utf8")) as { features: Feature[] }).features;
+  assert.equal(all.length, total + 1200);
+  all.slice(total).forEach((feature, i) => {
+    assert.deepEqual(feature.geometry.coordinates, features[i]!.geometry.coordinates);
+    assert.equal(feature.properties.address, features[i]!.properties.address);
+    assert.deepEqual(feature.properties.tags, features[i]!.properties.tags);
+  });
+});

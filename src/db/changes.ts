@@ -1,0 +1,98 @@
+/**
+ * Reads of the change log (table `changes`, written by triggers; see
+ * db/schema.ts): one account's entries after a sequence number, in commit
+ * order, and, when asked, the rows of the objects they upserted, read in the
+ * same D1 batch (one transaction), so an entry and its object always agree.
+ */
+import { and, asc, eq, gt, inArray, lt } from "drizzle-orm";
+import { database } from "./client";
+import {
+  categories,
+  changes,
+  events,
+  lists,
+  pinpoints,
+  type Category,
+  type Event,
+  type List,
+  type Pinpoint,
+} from "./schema";
+
+export type Change = typeof changes.$inferSelect;
+export type ChangeType = Change["type"];
+export type ObjectRows = { pinpoint: Pinpoint; list: List; category: Category; event: Event };
+
+/** The newest sequence number: where a feed that starts "now" begins. */
+export async function headSeq(d1: D1Database): Promise<number> {
+  const row = await d1.prepare("SELECT coalesce(max(seq), 0) AS seq FROM changes").first<{ seq: number }>();
+  return row!.seq;
+}
+
+/** Up to `take` entries of the account after `afterSeq`, with the upserted objects if `withObjects`. */
+export async function readChanges(
+  d1: D1Database,
+  accountId: number,
+  afterSeq: number,
+  take: number,
+  withObjects: boolean,
+): Promise<{ entries: Change[]; objects: { [K in ChangeType]: Map<number, ObjectRows[K]> } }> {
+  const db = database(d1);
+  const after = and(eq(changes.account_id, accountId), gt(changes.seq, afterSeq));
+  const entries = db.select().from(changes).where(after).orderBy(asc(changes.seq)).limit(take);
+  if (!withObjects) return { entries: await entries, objects: emptyObjects() };
+
+  const page = db
+    .select({ object_id: changes.object_id, type: changes.type, op: changes.op })
+    .from(changes)
+    .where(after)
+    .orderBy(asc(changes.seq))
+    .limit(take)
+    .as("page");
+  const upserted = (type: ChangeType) =>
+    db
+      .select({ id: page.object_id })
+      .from(page)
+      .where(and(eq(page.type, type), eq(page.op, "upsert")));
+  const [rows, pinpointRows, listRows, categoryRows, eventRows] = await db.batch([
+    entries,
+    db
+      .select()
+      .from(pinpoints)
+      .where(and(eq(pinpoints.account_id, accountId), inArray(pinpoints.id, upserted("pinpoint")))),
+    db
+      .select()
+      .from(lists)
+      .where(and(eq(lists.account_id, accountId), inArray(lists.id, upserted("list")))),
+    db
+      .select()
+      .from(categories)
+      .where(and(eq(categories.account_id, accountId), inArray(categories.id, upserted("category")))),
+    db
+      .select()
+      .from(events)
+      .where(and(eq(events.account_id, accountId), inArray(events.id, upserted("event")))),
+  ]);
+  const byId = <R extends { id: number }>(list: R[]) => new Map(list.map((row) => [row.id, row]));
+  return {
+    entries: rows,
+    objects: {
+      pinpoint: byId(pinpointRows),
+      list: byId(listRows),
+      category: byId(categoryRows),
+      event: byId(eventRows),
+    },
+  };
+}
+
+function emptyObjects(): { [K in ChangeType]: Map<number, ObjectRows[K]> } {
+  return { pinpoint: new Map(), list: new Map(), category: new Map(), event: new Map() };
+}
+
+/** Deletes tombstones older than `before` (epoch ms; the scheduled job); returns how many. */
+export async function pruneTombstones(d1: D1Database, before: number): Promise<number> {
+  const result = await database(d1)
+    .delete(changes)
+    .where(and(eq(changes.op, "delete"), lt(changes.changed_at, new Date(before))))
+    .run();
+  return result.meta.changes;
+}

@@ -1,0 +1,154 @@
+/**
+ * The caller's feature collections: `pinpoints`, `events`, and `list-{id}` for
+ * each of its lists. Each knows how to read a page of its rows and one of its
+ * features, as GeoJSON made by the same functions as /v3.0's (src/geojson).
+ */
+import type { Context } from "hono";
+import type { AppEnv } from "../core/env";
+import { ApiError, notFound } from "../core/problem";
+import { pinpointLocations } from "../db/locations";
+import type { Bound } from "../db/keyset";
+import type { Event, Pinpoint } from "../db/schema";
+import type { BBox } from "../db/geo";
+import { eventToJson } from "../events/json";
+import { eventSortKeyOf, searchEvents, type EventSearch } from "../events/search";
+import { eventRows } from "../events/store";
+import { eventFeature, pinpointFeature, type Feature } from "../geojson/features";
+import { mediaUrls } from "../media/url";
+import { pinpointToJson } from "../pinpoints/json";
+import { searchPinpoints, sortKeyOf, type PinpointSearch } from "../pinpoints/search";
+import { pageListPinpoints, pinpointRows } from "../pinpoints/store";
+import { accountList, accountLists, listMember, type ListSummary } from "./store";
+
+/**
+ * What an items request selects (/req/core/fc-bbox-definition, fc-time-definition):
+ * a box, and a time range in milliseconds (`to` exclusive), either end open.
+ */
+export type Selection = { bbox?: BBox; from?: number; to?: number };
+
+export type Collection = {
+  id: string;
+  title: string;
+  description: string;
+  /** One page of the selected features from `bound`, each with its sort key for the cursors. */
+  page(c: Context<AppEnv>, selection: Selection, bound: Bound, take: number): Promise<FeatureRow[]>;
+  /** The feature with this id, or a 404. */
+  feature(c: Context<AppEnv>, featureId: number): Promise<Feature>;
+};
+
+/** A feature with its position in the order its page was read in. */
+export type FeatureRow = { key: readonly number[]; feature: Feature };
+
+const byId = (row: { id: number }) => [row.id];
+
+const pinpointFeatureRows = (c: Context<AppEnv>, rows: Pinpoint[], keyOf: (row: Pinpoint) => number[] = byId) => {
+  const mediaUrl = mediaUrls(c);
+  return rows.map((row): FeatureRow => ({ key: keyOf(row), feature: pinpointFeature(pinpointToJson(row, mediaUrl)) }));
+};
+
+async function eventFeatureRows<Row extends Event>(
+  c: Context<AppEnv>,
+  rows: Row[],
+  keyOf: (row: Row) => number[] = byId,
+): Promise<FeatureRow[]> {
+  const mediaUrl = mediaUrls(c);
+  const ids = [...new Set(rows.map((row) => row.pinpoint))];
+  const locations = await pinpointLocations(c.env.DB, c.var.principal.accountId, ids);
+  return rows.map((row) => ({
+    key: keyOf(row),
+    feature: eventFeature(eventToJson(row, mediaUrl), locations.get(row.pinpoint)),
+  }));
+}
+
+/** With a box, the pinpoint search of the query issue (R*Tree); pinpoints have no time, so any time matches. */
+async function pinpointPage(
+  c: Context<AppEnv>,
+  selection: Selection,
+  list: number | undefined,
+  bound: Bound,
+  take: number,
+) {
+  const { accountId } = c.var.principal;
+  if (selection.bbox) {
+    const search: PinpointSearch = { bbox: selection.bbox, list };
+    return pinpointFeatureRows(c, await searchPinpoints(c.env.DB, accountId, search, bound, take), sortKeyOf(search));
+  }
+  const rows =
+    list === undefined
+      ? await pinpointRows.page(c.env.DB, accountId, bound, take)
+      : await pageListPinpoints(c.env.DB, accountId, list, bound, take);
+  return pinpointFeatureRows(c, rows);
+}
+
+/** Another account's row is no feature of the caller's collection: 404 here, where /v3.0 says 403. */
+async function ownFeature<T>(read: Promise<T>): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "forbidden") throw notFound("feature");
+    throw error;
+  }
+}
+
+const pinpointsCollection: Collection = {
+  id: "pinpoints",
+  title: "Pinpoints",
+  description: "Your places, in creation order.",
+  page: (c, selection, bound, take) => pinpointPage(c, selection, undefined, bound, take),
+  async feature(c, id) {
+    const row = await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id));
+    return pinpointFeatureRows(c, [row])[0]!.feature;
+  },
+};
+
+const eventsCollection: Collection = {
+  id: "events",
+  title: "Events",
+  description: "What happens at your pinpoints, each at its pinpoint's location, in creation order.",
+  /** With a box or a time, the event search of the query issue: by occurrence (in time order) or place. */
+  async page(c, { bbox, from, to }, bound, take) {
+    const { accountId } = c.var.principal;
+    if (bbox === undefined && from === undefined && to === undefined) {
+      return eventFeatureRows(c, await eventRows.page(c.env.DB, accountId, bound, take));
+    }
+    const search: EventSearch = { bbox, from, to };
+    return eventFeatureRows(c, await searchEvents(c.env.DB, accountId, search, bound, take), eventSortKeyOf(search));
+  },
+  async feature(c, id) {
+    const [row] = await eventFeatureRows(c, [await ownFeature(eventRows.get(c.env.DB, c.var.principal.accountId, id))]);
+    return row!.feature;
+  },
+};
+
+const LIST_ID = /^list-([1-9]\d{0,14})$/;
+
+function listCollection(list: ListSummary): Collection {
+  return {
+    id: `list-${list.id}`,
+    title: list.name,
+    description: `The pinpoints of your list “${list.name}”, in the order they were added to it.`,
+    page: (c, selection, bound, take) => pinpointPage(c, selection, list.id, bound, take),
+    async feature(c, id) {
+      const row = await listMember(c.env.DB, c.var.principal.accountId, list.id, id);
+      if (!row) throw notFound("feature");
+      return pinpointFeatureRows(c, [row])[0]!.feature;
+    },
+  };
+}
+
+/** Every collection of the caller, lists last in id order. */
+export async function collectionsOf(c: Context<AppEnv>): Promise<Collection[]> {
+  const lists = await accountLists(c.env.DB, c.var.principal.accountId);
+  return [pinpointsCollection, eventsCollection, ...lists.map(listCollection)];
+}
+
+/** The caller's collection with this id, or a 404 (another account's list included). */
+export async function collectionOf(c: Context<AppEnv>, id: string): Promise<Collection> {
+  if (id === pinpointsCollection.id) return pinpointsCollection;
+  if (id === eventsCollection.id) return eventsCollection;
+  const listId = LIST_ID.exec(id)?.[1];
+  const list =
+    listId === undefined ? undefined : await accountList(c.env.DB, c.var.principal.accountId, Number(listId));
+  if (!list) throw notFound("collection");
+  return listCollection(list);
+}

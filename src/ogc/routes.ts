@@ -1,0 +1,220 @@
+/**
+ * OGC API – Features, Part 1 (Core, GeoJSON) under /ogc, for GIS clients
+ * (QGIS, GDAL/OGR, OpenLayers, Leaflet plugins): landing page, conformance,
+ * the caller's collections and their items. Same token as /v3.0 (header or
+ * `access_token`); unknown query parameters are a 400 here, as the standard
+ * requires. docs/ogc.md maps each requirement to where it is met and its test.
+ */
+import type { Context } from "hono";
+import * as z from "zod";
+import { resourceApp } from "../auth/resource-app";
+import type { AppEnv } from "../core/env";
+import { notFound } from "../core/problem";
+import { GEOJSON, type Link } from "../geojson/features";
+import { paginate } from "../http/pagination";
+import { operation } from "../http/route-metadata";
+import { validate } from "../http/validation";
+import { collectionOf, collectionsOf, type Collection } from "./collections";
+import { knownParameters, ogcBbox, ogcCursor, ogcDatetime, ogcLimit } from "./params";
+
+export const OGC_PREFIX = "/ogc";
+
+const JSON_TYPE = "application/json";
+const CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
+
+export const CONFORMANCE = [
+  "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+  "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+];
+
+/** An absolute URL under /ogc on the request's origin; the query token, if used, rides along. */
+function href(c: Context<AppEnv>, path: string, params: Record<string, string> = {}): string {
+  const url = new URL(path, c.req.url);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
+  const token = c.req.query("access_token");
+  if (token !== undefined) url.searchParams.set("access_token", token);
+  return url.toString();
+}
+
+const link = (c: Context<AppEnv>, path: string, rel: string, type: string, title?: string): Link => ({
+  href: href(c, path),
+  rel,
+  type,
+  ...(title ? { title } : {}),
+});
+
+/** A collection's description; the same in /collections and /collections/{id} (/req/core/sfc-md-success). */
+function describe(c: Context<AppEnv>, collection: Collection) {
+  const path = `${OGC_PREFIX}/collections/${collection.id}`;
+  return {
+    id: collection.id,
+    title: collection.title,
+    description: collection.description,
+    links: [
+      link(c, path, "self", JSON_TYPE, "This collection"),
+      link(c, `${path}/items`, "items", GEOJSON, "Its features"),
+    ],
+    // The whole globe bounds every feature (/req/core/fc-md-extent) without a scan of the collection.
+    extent: { spatial: { bbox: [[-180, -90, 180, 90]], crs: CRS84 } },
+    itemType: "feature",
+    crs: [CRS84],
+  };
+}
+
+const noParameters = z.object({});
+const itemsQuery = z.object({ limit: ogcLimit, cursor: ogcCursor, bbox: ogcBbox, datetime: ogcDatetime });
+
+const collectionId = { collectionId: "`pinpoints`, `events` or `list-{id}` for one of your lists" };
+
+const operations = {
+  landing: operation({
+    summary: "OGC API – Features landing page",
+    description: "Links to the API definition, the conformance declaration and the collections.",
+    operationId: "getOgcLandingPage",
+    tags: ["ogc"],
+    responses: { 200: { description: "The landing page", mediaType: JSON_TYPE } },
+  }),
+  conformance: operation({
+    summary: "OGC conformance classes this API meets",
+    operationId: "getOgcConformance",
+    tags: ["ogc"],
+    responses: { 200: { description: "`conformsTo`: Core and GeoJSON of Part 1", mediaType: JSON_TYPE } },
+  }),
+  collections: operation({
+    summary: "Your feature collections",
+    description: "`pinpoints`, `events`, and one `list-{id}` per list of yours.",
+    operationId: "getOgcCollections",
+    tags: ["ogc"],
+    responses: { 200: { description: "The collections", mediaType: JSON_TYPE } },
+  }),
+  collection: operation({
+    summary: "One feature collection",
+    operationId: "getOgcCollection",
+    tags: ["ogc"],
+    pathParams: collectionId,
+    responses: { 200: { description: "The collection", mediaType: JSON_TYPE } },
+    errors: [404],
+  }),
+  items: operation({
+    summary: "Features of a collection",
+    description:
+      "A GeoJSON FeatureCollection, paged with `limit` and the `next`/`prev` links. Unknown parameters are a 400.",
+    operationId: "getOgcItems",
+    tags: ["ogc"],
+    pathParams: collectionId,
+    responses: { 200: { description: "One page of features", mediaType: GEOJSON } },
+    errors: [404],
+  }),
+  item: operation({
+    summary: "One feature",
+    operationId: "getOgcItem",
+    tags: ["ogc"],
+    pathParams: { ...collectionId, featureId: "The pinpoint's or event's id" },
+    responses: { 200: { description: "The feature", mediaType: GEOJSON } },
+    errors: [404],
+  }),
+};
+
+/** A path parameter of these routes (typed loosely by Hono where the route is declared apart from its handler). */
+const pathParam = (c: Context<AppEnv>, name: string): string => c.req.param(name) ?? "";
+
+const geojson = (c: Context<AppEnv>, body: unknown) => c.body(JSON.stringify(body), 200, { "Content-Type": GEOJSON });
+
+export const ogcRoutes = resourceApp()
+  .get(
+    "/",
+    ...operations.landing(knownParameters(noParameters), validate("query", noParameters), (c) =>
+      c.json({
+        title: "POI content API – OGC API – Features",
+        description: "Your pinpoints, events and lists as feature collections, for GIS clients.",
+        links: [
+          link(c, OGC_PREFIX, "self", JSON_TYPE, "This document"),
+          link(
+            c,
+            "/v3.0/openapi.json",
+            "service-desc",
+            "application/vnd.oai.openapi+json;version=3.1",
+            "API definition",
+          ),
+          link(c, "/docs", "service-doc", "text/html", "API reference"),
+          link(c, `${OGC_PREFIX}/conformance`, "conformance", JSON_TYPE, "Conformance classes"),
+          link(c, `${OGC_PREFIX}/collections`, "data", JSON_TYPE, "Collections"),
+        ],
+      }),
+    ),
+  )
+  .get(
+    "/conformance",
+    ...operations.conformance(knownParameters(noParameters), validate("query", noParameters), (c) =>
+      c.json({ conformsTo: CONFORMANCE }),
+    ),
+  )
+  .get(
+    "/collections",
+    ...operations.collections(knownParameters(noParameters), validate("query", noParameters), async (c) =>
+      c.json({
+        links: [link(c, `${OGC_PREFIX}/collections`, "self", JSON_TYPE, "Collections")],
+        collections: (await collectionsOf(c)).map((collection) => describe(c, collection)),
+      }),
+    ),
+  )
+  .get(
+    "/collections/:collectionId",
+    ...operations.collection(knownParameters(noParameters), validate("query", noParameters), async (c) =>
+      c.json(describe(c, await collectionOf(c, pathParam(c, "collectionId")))),
+    ),
+  )
+  .get(
+    "/collections/:collectionId/items",
+    ...operations.items(knownParameters(itemsQuery), validate("query", itemsQuery), async (c) => {
+      const collection = await collectionOf(c, pathParam(c, "collectionId"));
+      const query = c.req.valid("query");
+      // The links carry the selection as the client wrote it; the cursor is bound to it.
+      const filters: Record<string, string> = {};
+      for (const name of ["bbox", "datetime"]) {
+        const value = c.req.query(name);
+        if (value !== undefined) filters[name] = value;
+      }
+      // A datetime interval includes its end; the occurrence search takes [from, to).
+      const { bbox, datetime } = query;
+      const selection = { bbox, from: datetime?.from, to: datetime?.to === undefined ? undefined : datetime.to + 1 };
+      const page = await paginate(c, {
+        collection: `ogc:${collection.id}`,
+        query,
+        filters,
+        fetch: (bound, take) => collection.page(c, selection, bound, take),
+        toJson: (row) => row.feature,
+        keyOf: (row) => row.key,
+      });
+      const links: Link[] = [
+        { href: c.req.url, rel: "self", type: GEOJSON, title: "This page" },
+        ...(page.next ? [{ href: page.next, rel: "next", type: GEOJSON, title: "Next page" }] : []),
+        ...(page.previous ? [{ href: page.previous, rel: "prev", type: GEOJSON, title: "Previous page" }] : []),
+        link(c, `${OGC_PREFIX}/collections/${collection.id}`, "collection", JSON_TYPE, collection.title),
+      ];
+      return geojson(c, {
+        type: "FeatureCollection",
+        features: page.results,
+        links,
+        numberReturned: page.results.length,
+        timeStamp: new Date().toISOString(),
+      });
+    }),
+  )
+  .get(
+    "/collections/:collectionId/items/:featureId",
+    ...operations.item(knownParameters(noParameters), validate("query", noParameters), async (c) => {
+      const collection = await collectionOf(c, pathParam(c, "collectionId"));
+      const featureId = Number(pathParam(c, "featureId"));
+      if (!/^[1-9]\d{0,14}$/.test(pathParam(c, "featureId"))) throw notFound("feature");
+      const feature = await collection.feature(c, featureId);
+      const self = `${OGC_PREFIX}/collections/${collection.id}/items/${featureId}`;
+      return geojson(c, {
+        ...feature,
+        links: [
+          link(c, self, "self", GEOJSON, "This feature"),
+          link(c, `${OGC_PREFIX}/collections/${collection.id}`, "collection", JSON_TYPE, collection.title),
+        ],
+      });
+    }),
+  );

@@ -1,0 +1,90 @@
+/**
+ * Many pinpoints in one transaction: each statement inserts the rows of one
+ * JSON array parameter (`INSERT … SELECT FROM json_each(?)`), so a thousand
+ * rows cost a few statements instead of a thousand, and D1's limit of 100
+ * bound parameters never applies. The statements go in one D1 batch: all of
+ * them are written or none. The insert triggers index each row for search.
+ */
+import { plainText } from "../fields/plain-text";
+
+/** The columns a bulk insert writes, in the order each row array lists them. */
+export const BULK_COLUMNS = [
+  "name",
+  "address",
+  "altitude",
+  "category_id",
+  "description",
+  "description_text",
+  "latitude",
+  "longitude",
+  "media_credits",
+  "tags",
+] as const;
+
+export type BulkRow = {
+  name: string;
+  address: string | null;
+  altitude: number | null;
+  category: number | null;
+  description: string | null;
+  latitude: number;
+  longitude: number;
+  media_credits: string | null;
+  tags: string[];
+};
+
+/** One statement's parameter stays well under D1's 2 MB limit on a string value. */
+const MAX_CHUNK_BYTES = 1_000_000;
+
+const INSERT_SQL =
+  `INSERT INTO pinpoints (account_id, ${BULK_COLUMNS.join(", ")}) ` +
+  `SELECT ?1, ${BULK_COLUMNS.map((column, i) =>
+    column === "tags" ? `json(value ->> '$[${i}]')` : `value ->> '$[${i}]'`,
+  ).join(", ")} ` +
+  // In array order, so ascending ids follow the rows' order.
+  `FROM json_each(?2) ORDER BY key RETURNING id`;
+
+const asArray = (row: BulkRow) => [
+  row.name,
+  row.address,
+  row.altitude,
+  row.category,
+  row.description,
+  // The search index reads the description's text, as single writes store it (fields/plain-text.ts).
+  plainText(row.description),
+  row.latitude,
+  row.longitude,
+  row.media_credits,
+  row.tags,
+];
+
+/** Splits rows into JSON arrays of at most MAX_CHUNK_BYTES each (a row larger than that alone). */
+export function chunkRows(rows: readonly BulkRow[]): string[] {
+  const chunks: string[] = [];
+  let current: string[] = [];
+  let bytes = 2;
+  for (const row of rows) {
+    const text = JSON.stringify(asArray(row));
+    if (current.length > 0 && bytes + text.length + 1 > MAX_CHUNK_BYTES) {
+      chunks.push(`[${current.join(",")}]`);
+      current = [];
+      bytes = 2;
+    }
+    current.push(text);
+    bytes += text.length + 1;
+  }
+  if (current.length > 0) chunks.push(`[${current.join(",")}]`);
+  return chunks;
+}
+
+/**
+ * Inserts every row for the account in one transaction and returns the new
+ * ids in the rows' order. autoincrement gives ids in insertion order and each
+ * statement inserts in array order, so the ids, sorted, are the rows' ids.
+ */
+export async function insertPinpoints(d1: D1Database, accountId: number, rows: readonly BulkRow[]): Promise<number[]> {
+  if (rows.length === 0) return [];
+  const statement = d1.prepare(INSERT_SQL);
+  const results = await d1.batch<{ id: number }>(chunkRows(rows).map((chunk) => statement.bind(accountId, chunk)));
+  return results.flatMap((result) => result.results.map((row) => row.id)).sort((a, b) => a - b);
+}

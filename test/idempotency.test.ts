@@ -1,0 +1,176 @@
+/**
+ * Idempotency keys on every POST (issue 11): replay without redoing the work,
+ * 422 for a different request under the same key, 409 while the first is
+ * running, keys scoped to the account, 24 h expiry cleaned by the cron.
+ */
+import { createScheduledController } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { IDEMPOTENCY_TTL_MS } from "../src/http/idempotency";
+import worker from "../src/index";
+import { caller, createList, createPinpoint, json, type Caller } from "./helpers";
+import { mediaFile, sendDuringUpload } from "./media-fixtures";
+
+let alice: Caller;
+let bob: Caller;
+
+beforeAll(async () => {
+  alice = await caller();
+  bob = await caller();
+});
+
+const count = async (table: string, accountId: number) =>
+  (await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`)
+    .bind(accountId)
+    .first<{ n: number }>())!.n;
+
+const place = { name: "Retried", latitude: 10, longitude: 20 };
+
+describe("Idempotency-Key", () => {
+  it("a retried create replays the first response exactly and creates one pinpoint", async () => {
+    const key = crypto.randomUUID();
+    const before = await count("pinpoints", alice.accountId);
+    const first = await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const firstBody = await first.text();
+    for (let i = 0; i < 3; i++) {
+      const again = await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key });
+      expect(again.status).toBe(201);
+      expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+      for (const name of ["Location", "ETag", "Content-Type"]) {
+        expect(again.headers.get(name), name).toBe(first.headers.get(name));
+      }
+      expect(await again.text()).toBe(firstBody);
+    }
+    expect(await count("pinpoints", alice.accountId)).toBe(before + 1);
+    // A key in the quoted (structured field) form is the same key.
+    const quoted = await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": `"${key}"` });
+    expect(quoted.headers.get("Idempotent-Replayed")).toBe("true");
+  });
+
+  it("dozens of parallel retries of one create make exactly one pinpoint", async () => {
+    const key = crypto.randomUUID();
+    const before = await count("pinpoints", alice.accountId);
+    const responses = await Promise.all(
+      Array.from({ length: 24 }, () => alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(
+      statuses.every((s) => s === 201 || s === 409),
+      statuses.join(),
+    ).toBe(true);
+    const created = responses.filter((r) => r.status === 201 && !r.headers.get("Idempotent-Replayed"));
+    expect(created).toHaveLength(1);
+    for (const r of responses.filter((r) => r.status === 409)) {
+      expect((await json(r)).type).toBe("urn:poi-api:problem:idempotency_key_in_use");
+      expect(r.headers.get("Retry-After")).toBe("1");
+    }
+    expect(await count("pinpoints", alice.accountId)).toBe(before + 1);
+  });
+
+  it("the same key with another body, path or method is a 422 and does nothing", async () => {
+    const key = crypto.randomUUID();
+    expect((await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key })).status).toBe(201);
+    const before = await count("pinpoints", alice.accountId);
+    const other = await alice.send("POST", "/v3.0/pinpoints", { ...place, name: "Other" }, { "Idempotency-Key": key });
+    expect(other.status).toBe(422);
+    expect((await json(other)).type).toBe("urn:poi-api:problem:idempotency_key_reused");
+    const otherPath = await alice.send("POST", "/v3.0/lists", place, { "Idempotency-Key": key });
+    expect(otherPath.status).toBe(422);
+    expect(await count("pinpoints", alice.accountId)).toBe(before);
+  });
+
+  it("a second request while the first is still running is a 409", async () => {
+    const key = crypto.randomUUID();
+    const body = { ...place, media_file: mediaFile() };
+    // The first request is held inside its upload while the second arrives.
+    let second: Response | undefined;
+    const { response: first } = await sendDuringUpload(
+      alice,
+      "POST",
+      "/v3.0/pinpoints",
+      body,
+      async () => {
+        second = await alice.send("POST", "/v3.0/pinpoints", body, { "Idempotency-Key": key });
+      },
+      { "Idempotency-Key": key },
+    );
+    expect(first.status).toBe(201);
+    expect(second!.status).toBe(409);
+    const third = await alice.send("POST", "/v3.0/pinpoints", body, { "Idempotency-Key": key });
+    expect(third.headers.get("Idempotent-Replayed")).toBe("true");
+  });
+
+  it("keys are per account: another account's identical key is another key", async () => {
+    const key = crypto.randomUUID();
+    const a = await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key });
+    const b = await bob.send("POST", "/v3.0/pinpoints", { ...place, name: "Bob's" }, { "Idempotency-Key": key });
+    expect(a.status).toBe(201);
+    expect(b.status).toBe(201);
+    expect(b.headers.get("Idempotent-Replayed")).toBeNull();
+    expect((await json(b)).name).toBe("Bob's");
+  });
+
+  it("client errors are kept and replayed; a request without a key is never deduplicated", async () => {
+    const key = crypto.randomUUID();
+    const bad = await alice.send("POST", "/v3.0/pinpoints", { name: "No coordinates" }, { "Idempotency-Key": key });
+    expect(bad.status).toBe(400);
+    const again = await alice.send("POST", "/v3.0/pinpoints", { name: "No coordinates" }, { "Idempotency-Key": key });
+    expect(again.status).toBe(400);
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(again.headers.get("Content-Type")).toBe("application/problem+json");
+    const before = await count("pinpoints", alice.accountId);
+    await createPinpoint(alice, place);
+    await createPinpoint(alice, place);
+    expect(await count("pinpoints", alice.accountId)).toBe(before + 2);
+  });
+
+  it("membership batches replay too", async () => {
+    const list = await createList(alice);
+    const pinpoint = await createPinpoint(alice);
+    const key = crypto.randomUUID();
+    const path = `/v3.0/lists/${list.id}/pinpoints`;
+    const first = await alice.send("POST", path, [{ id: pinpoint.id }], { "Idempotency-Key": key });
+    expect(first.status).toBe(200);
+    const tag = (await alice.get(`/v3.0/lists/${list.id}`)).headers.get("ETag");
+    const again = await alice.send("POST", path, [{ id: pinpoint.id }], { "Idempotency-Key": key });
+    expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await again.json()).toEqual(await first.json());
+    expect((await alice.get(`/v3.0/lists/${list.id}`)).headers.get("ETag")).toBe(tag);
+  });
+
+  it("rejects malformed keys with 400 and ignores keys on other methods", async () => {
+    for (const key of ["", "   ", "a".repeat(256), "a b"]) {
+      const response = await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key });
+      expect(response.status, JSON.stringify(key)).toBe(400);
+    }
+    const pinpoint = await createPinpoint(alice);
+    const key = crypto.randomUUID();
+    const put1 = await alice.send("PUT", `/v3.0/pinpoints/${pinpoint.id}`, { name: "A" }, { "Idempotency-Key": key });
+    const put2 = await alice.send("PUT", `/v3.0/pinpoints/${pinpoint.id}`, { name: "B" }, { "Idempotency-Key": key });
+    expect([put1.status, put2.status]).toEqual([200, 200]);
+  });
+
+  it("keys expire after 24 hours: then the key runs anew, and the cron deletes expired keys", async () => {
+    const key = crypto.randomUUID();
+    expect((await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key })).status).toBe(201);
+    // 24 hours later (moved in the table: a token would not live that long).
+    await env.DB.prepare("UPDATE idempotency_keys SET expires_at = expires_at - ? WHERE account_id = ? AND key = ?")
+      .bind(IDEMPOTENCY_TTL_MS, alice.accountId, key)
+      .run();
+    const before = await count("pinpoints", alice.accountId);
+    const later = await alice.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": key });
+    expect(later.status).toBe(201);
+    expect(later.headers.get("Idempotent-Replayed")).toBeNull();
+    expect(await count("pinpoints", alice.accountId)).toBe(before + 1);
+
+    const stored = () => count("idempotency_keys", alice.accountId);
+    expect(await stored()).toBeGreaterThan(0);
+    await worker.scheduled(
+      createScheduledController({ scheduledTime: Date.now() + IDEMPOTENCY_TTL_MS + 1000, cron: "17 * * * *" }),
+      env,
+    );
+    expect(await stored()).toBe(0);
+  });
+});
