@@ -1,36 +1,26 @@
 /**
- * Builds the Hono app: request id, configuration, CORS, the token endpoint,
- * the public media route, then one authenticated sub-app per resource (see
- * resource.ts), and the error handlers. Wiring only; behaviour lives in the
- * modules it mounts.
+ * Builds the Hono app: request id, security headers, request log,
+ * configuration and CORS on every request; the reference, the token endpoint
+ * and the public media route; then one authenticated sub-app per resource
+ * (see auth/resource-app.ts), and the error handlers. Wiring only; behaviour
+ * lives in the modules it mounts.
  */
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import { createMiddleware } from "hono/factory";
 import type { RouterRoute } from "hono/types";
 import { tokenRoutes } from "./auth/token-route";
 import { categoryRoutes } from "./categories/routes";
-import { configFor } from "./core/config";
 import type { AppEnv } from "./core/env";
 import { eventRoutes } from "./events/routes";
+import { withConfig } from "./http/config";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
+import { requestId } from "./http/request-id";
+import { securityHeaders } from "./http/security-headers";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
 import { referenceRoutes } from "./openapi/routes";
 import { pinpointRoutes } from "./pinpoints/routes";
-
-const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
-
-/** Echoes a sane client `X-Request-Id`, or makes one; set on every response, errors included. */
-const requestId = createMiddleware<AppEnv>(async function requestId(c, next) {
-  const sent = c.req.header("X-Request-Id");
-  const id = sent && REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
-  c.set("requestId", id);
-  c.set("config", configFor(c.env));
-  await next();
-  c.res.headers.set("X-Request-Id", id);
-});
 
 const corsPolicy = cors({
   origin: (origin, c) => {
@@ -57,7 +47,7 @@ const corsPolicy = cors({
 const appRoutes = (): readonly RouterRoute[] => app.routes;
 
 export const app = new Hono<AppEnv>({ strict: false })
-  .use(requestId, requestLog, corsPolicy)
+  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)
