@@ -1,5 +1,6 @@
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { unstable_readConfig } from "wrangler";
 
 // Tests run inside workerd with real (local) D1 and R2 bindings from wrangler.toml.
 export default defineConfig({
@@ -10,6 +11,8 @@ export default defineConfig({
         bindings: {
           TOKEN_SIGNING_KEY: "test-signing-key-0123456789abcdef0123456789",
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+          // The [[ratelimits]] bindings as configured, to check that [vars] states the same limits.
+          TEST_RATE_LIMIT_BINDINGS: unstable_readConfig({ config: "./wrangler.toml" }).ratelimits,
         },
       },
     })),

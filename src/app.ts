@@ -29,7 +29,7 @@ const corsPolicy = cors({
   },
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
   // Conditional and range headers let a script fetch public media as efficiently as an <img>.
-  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range"],
+  allowHeaders: ["Authorization", "Content-Type", "X-Request-Id", "Prefer", "If-None-Match", "Range", "If-Range"],
   exposeHeaders: [
     "Location",
     "X-Request-Id",
@@ -39,6 +39,9 @@ const corsPolicy = cors({
     "ETag",
     "Content-Range",
     "Accept-Ranges",
+    "Retry-After",
+    "RateLimit",
+    "RateLimit-Policy",
   ],
   maxAge: 86_400,
 });

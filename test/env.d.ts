@@ -5,6 +5,7 @@ declare global {
     // Bindings only the tests have.
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      TEST_RATE_LIMIT_BINDINGS: { name: string; simple: { limit: number; period: number } }[];
     }
     // Types `exports` from "cloudflare:workers" after our main module; type-only test glue, kept here so
     // that src/ never imports its own entry point.

@@ -349,6 +349,36 @@ describe("GET /media/{key}", () => {
     expect(await bytesOf(response)).toEqual(bytes.subarray(0, 4));
   });
 
+  it("serves a Range only when If-Range names the current strong ETag, else the whole object (RFC 9110 §13.1.5)", async () => {
+    const etag = (await env.MEDIA.head(keyOf(url)))!.httpEtag;
+    const cases: [string, number][] = [
+      [etag, 206],
+      [` ${etag} `, 206],
+      ['"other"', 200],
+      // If-Range compares strongly, so a weak tag never matches.
+      [`W/${etag}`, 200],
+      // We send no Last-Modified, so no date can equal it.
+      [new Date().toUTCString(), 200],
+      ["garbage", 200],
+    ];
+    for (const [ifRange, status] of cases) {
+      const response = await call(path, { headers: { Range: "bytes=0-3", "If-Range": ifRange } });
+      expect(response.status, ifRange).toBe(status);
+      expect(response.headers.get("Content-Range"), ifRange).toBe(
+        status === 206 ? `bytes 0-3/${bytes.byteLength}` : null,
+      );
+      expect(response.headers.get("Content-Length"), ifRange).toBe(String(status === 206 ? 4 : bytes.byteLength));
+      expect(await bytesOf(response), ifRange).toEqual(status === 206 ? bytes.subarray(0, 4) : bytes);
+    }
+    // An unsatisfiable range is ignored too when If-Range does not match, and If-Range alone changes nothing.
+    const beyond = await call(path, { headers: { Range: `bytes=${bytes.byteLength}-`, "If-Range": '"other"' } });
+    expect(beyond.status).toBe(200);
+    expect(await bytesOf(beyond)).toEqual(bytes);
+    const alone = await call(path, { headers: { "If-Range": '"other"' } });
+    expect(alone.status).toBe(200);
+    expect(await bytesOf(alone)).toEqual(bytes);
+  });
+
   it("answers HEAD with the headers and no body, and 304 when the ETag matches", async () => {
     const response = await call(path, { method: "HEAD" });
     expect(response.status).toBe(200);

@@ -269,6 +269,19 @@ describe("descriptions are sanitized (HTMLRewriter in workerd)", () => {
     ["an unfinished javascript: link", '<p>a</p><a href="javascript:alert(1)', "<p>a</p><a>"],
     // Browsers use the first of two attributes with one name; other parsers may use the last.
     ["a duplicate unsafe href", '<a href="https://ok.example" href="javascript:alert(1)">x</a>', "<a>x</a>"],
+    // A name starting with "=" is inert in an HTML5 browser but reads as an event handler to other tokenizers.
+    ["an attribute name starting with =", "<p =onclick=alert(1)>a</p>", "<p>a</p>"],
+    ["an attribute named = after a kept one", "<img src=x ==onerror=alert(1)>", '<img src="x">'],
+    [
+      "an =-name among kept ones",
+      `<p title='a"b' =x lang=en>a<b>b</b></p>`,
+      '<p title="a&quot;b" lang="en">a<b>b</b></p>',
+    ],
+    ["an =-name on an element without its end tag", "<p =onclick=alert(1)>a<p>b", "<p>a<p>b"],
+    // End tags are stored bare, whatever followed their name, matched or stray.
+    ["an end tag with an attribute", "<p>a</p onclick=alert(1)>", "<p>a</p>"],
+    ["a stray end tag with an attribute", "a</b onclick=alert(1)>b</x\tonmouseover=alert(1)>", "a</b>b</x>"],
+    ["an end tag with a slash and attribute", "<b>a</b/onclick=alert(1)>", "<b>a</b>"],
     // The parser refuses a raw-text element where it cannot tell how to read it: the whole input is kept as text.
     ...(
       [

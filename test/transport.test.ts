@@ -372,12 +372,12 @@ describe("CORS", () => {
       headers: {
         Origin: "https://maps.example",
         "Access-Control-Request-Method": "GET",
-        "Access-Control-Request-Headers": "if-none-match, range",
+        "Access-Control-Request-Headers": "if-none-match, range, if-range",
       },
     });
     expect(response.status).toBe(204);
     const allowed = response.headers.get("Access-Control-Allow-Headers")!.toLowerCase().split(/, */);
-    expect(allowed).toEqual(expect.arrayContaining(["if-none-match", "range"]));
+    expect(allowed).toEqual(expect.arrayContaining(["if-none-match", "range", "if-range"]));
     const exposed = response.headers.get("Access-Control-Expose-Headers")!.toLowerCase().split(/, */);
     expect(exposed).toEqual(expect.arrayContaining(["etag", "content-range", "accept-ranges"]));
   });

@@ -15,6 +15,7 @@ import { signingKeys } from "../core/signing";
 import { preparedOnce } from "../db/client";
 import { clients } from "../db/schema";
 import { readBodyWithin } from "../http/body";
+import { limitTokenRequest, tokenRatePolicy } from "../http/rate-limit";
 import { operation } from "../http/route-metadata";
 import { parseBasicAuthorization } from "./basic";
 import { oauthError, oauthErrorJson, tokenJson, tokenRequest } from "./oauth";
@@ -73,9 +74,10 @@ const issueToken = operation({
       headers: { "WWW-Authenticate": { description: '`Basic realm="api", charset="UTF-8"`' } },
     },
   },
+  errors: [429],
 });
 
-export const tokenRoutes = new Hono<AppEnv>().post(
+export const tokenRoutes = new Hono<AppEnv>().use(tokenRatePolicy()).post(
   "/",
   ...issueToken(async (c) => {
     let form: URLSearchParams | FormData | null;
@@ -124,6 +126,8 @@ export const tokenRoutes = new Hono<AppEnv>().post(
         "Client authentication is required (HTTP Basic or client_id and client_secret).",
       );
     }
+    // Before the secret is checked: the limits are what stops guessing it.
+    await limitTokenRequest(c, clientId);
     const client = await activeClient(c.env.DB).get({ clientId });
     if (!(await secretMatches(clientSecret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
       return oauthError("invalid_client", "Client authentication failed.");

@@ -3,6 +3,9 @@
  * `[vars]` (see README "Configuration"). A missing or malformed value falls
  * back to its safe default rather than failing requests.
  */
+/** Requests allowed per key in each period (seconds: 10 or 60, the binding's two windows). */
+export type RateLimit = { limit: number; period: 10 | 60 };
+
 export type Config = {
   tokenTtlSeconds: number;
   maxBodyBytes: number;
@@ -10,6 +13,8 @@ export type Config = {
   mediaTypes: ReadonlySet<string>;
   corsOrigins: readonly string[];
   mediaPublicBaseUrl: string | null;
+  /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/rate-limit.ts). */
+  rateLimits: { client: RateLimit; token: RateLimit; tokenAddress: RateLimit };
 };
 
 export const defaults = {
@@ -18,6 +23,11 @@ export const defaults = {
   maxMediaBytes: 10 * 1024 * 1024,
   mediaTypes: "image/jpeg,image/png,image/gif,image/webp,image/avif,video/mp4",
   corsOrigins: "*",
+  rateLimits: {
+    client: { limit: 1200, period: 60 },
+    token: { limit: 60, period: 60 },
+    tokenAddress: { limit: 10, period: 60 },
+  },
 } as const;
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -33,6 +43,13 @@ function list(value: string | undefined, fallback: string): string[] {
   return items.length > 0 ? items : fallback.split(",");
 }
 
+/** `"<requests>/<seconds>"`, seconds 10 or 60. */
+function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
+  const match = /^\s*(\d+)\s*\/\s*(10|60)\s*$/.exec(value ?? "");
+  const limit = Number(match?.[1]);
+  return match && Number.isSafeInteger(limit) && limit > 0 ? { limit, period: Number(match[2]) as 10 | 60 } : fallback;
+}
+
 export function parseConfig(env: Partial<Record<string, unknown>>): Config {
   const str = (key: string) => (typeof env[key] === "string" ? (env[key] as string) : undefined);
   const base = str("MEDIA_PUBLIC_BASE_URL")?.trim().replace(/\/+$/, "");
@@ -43,6 +60,11 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     mediaTypes: new Set(list(str("MEDIA_TYPES"), defaults.mediaTypes).map((t) => t.toLowerCase())),
     corsOrigins: list(str("CORS_ORIGINS"), defaults.corsOrigins),
     mediaPublicBaseUrl: base ? base : null,
+    rateLimits: {
+      client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
+      token: rateLimit(str("RATE_LIMIT_TOKEN"), defaults.rateLimits.token),
+      tokenAddress: rateLimit(str("RATE_LIMIT_TOKEN_ADDRESS"), defaults.rateLimits.tokenAddress),
+    },
   };
 }
 

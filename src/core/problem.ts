@@ -23,6 +23,7 @@ export const problemCodes = {
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   range_not_satisfiable: { status: 416, title: "Range not satisfiable" },
+  too_many_requests: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal server error" },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 

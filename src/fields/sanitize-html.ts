@@ -64,6 +64,8 @@ const ALLOWED = new Map<string, readonly string[]>([
     .split(" ")
     .map((tag) => [tag, []] as const),
 ]);
+/** Allowed elements that never have an end tag. */
+const VOID = new Set(["br", "col", "hr", "img", "wbr"]);
 const GLOBAL_ATTRIBUTES = ["title", "lang", "dir", "cite", "datetime"];
 const URL_ATTRIBUTES = new Set(["href", "src", "cite"]);
 const SAFE_SCHEMES = new Set(["http", "https", "mailto", "tel"]);
@@ -92,6 +94,16 @@ const escapeText = (text: string) => text.replaceAll("&", "&amp;").replaceAll("<
 
 /** A "<" the parser reads as text: not followed by what starts a tag, an end tag, a comment or a doctype. */
 const TEXT_LESS_THAN = /<(?![A-Za-z/!?])/;
+
+/**
+ * An end tag with something after its name (`</p onclick=alert(1)>`). Browsers ignore the rest, but a
+ * consumer that tokenizes differently may read an attribute; the rewriter passes end tags through as
+ * written, and one without an open element (stray) reaches no handler, so they are cut before parsing.
+ */
+const END_TAG_WITH_EXTRA = /<\/([A-Za-z][^\t\n\f\r />]*)[\t\n\f\r /][^>]*>/g;
+
+/** Escapes an attribute's (raw, still entity-encoded) value for a double-quoted attribute. */
+const quoted = (value: string) => `"${value.replaceAll('"', "&quot;")}"`;
 
 /** One pass of the rewriter over `html`. */
 async function rewrite(html: string): Promise<string> {
@@ -122,16 +134,30 @@ async function rewrite(html: string): Promise<string> {
           return;
         }
         // Judge each attribute by its own value: with a duplicate name, getAttribute() sees only the first.
+        const named = (name: string) => allowed.includes(name) || GLOBAL_ATTRIBUTES.includes(name);
         for (const [name, value] of [...element.attributes] as [string, string][]) {
-          const keep =
-            (allowed.includes(name) || GLOBAL_ATTRIBUTES.includes(name)) &&
-            (!URL_ATTRIBUTES.has(name) || isSafeUrl(value));
-          if (!keep) element.removeAttribute(name);
+          if (!named(name) || (URL_ATTRIBUTES.has(name) && !isSafeUrl(value))) element.removeAttribute(name);
         }
+        // removeAttribute() cannot remove a name that starts with "=" (`<p =onclick=alert(1)>`): then the
+        // start tag is written anew from the attributes kept, and the end tag, if any, likewise.
+        const left = [...element.attributes] as [string, string][];
+        if (left.every(([name]) => named(name))) return;
+        const kept = left.filter(([name]) => named(name)).map(([name, value]) => ` ${name}=${quoted(value)}`);
+        const tag = element.tagName;
+        element.before(`<${tag}${kept.join("")}>`, { html: true });
+        element.removeAndKeepContent();
+        if (!VOID.has(tag))
+          element.onEndTag((end) => {
+            end.before(`</${tag}>`, { html: true });
+          });
       },
     })
     .onDocument(document)
-    .transform(new Response(html, { headers: { "Content-Type": "text/html; charset=utf-8" } }));
+    .transform(
+      new Response(html.replace(END_TAG_WITH_EXTRA, "</$1>"), {
+        headers: { "Content-Type": "text/html; charset=utf-8" },
+      }),
+    );
   return response.text();
 }
 

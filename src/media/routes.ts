@@ -162,19 +162,31 @@ async function serveHead(c: Context<AppEnv>, key: string): Promise<Response | nu
   return new Response(null, { headers });
 }
 
+/**
+ * Whether `If-Range` lets a range be served (RFC 9110 §13.1.5): only a strong
+ * entity tag equal to ours. A weak tag never matches, and neither does a date:
+ * we send no Last-Modified, so no date can equal it. Otherwise the whole
+ * representation is sent.
+ */
+const rangeStillValid = (ifRange: string, etag: string) => ifRange.trim() === etag;
+
 async function serveGet(c: Context<AppEnv>, key: string): Promise<Response | null> {
   const preconditions = preconditionsOf(c);
-  if (isConditional(preconditions)) {
-    // Evaluated here, not by R2, which throws on a malformed ETag header; a 304 then costs no body.
+  let range = c.req.header("Range");
+  // Ignored without a Range header (RFC 9110 §13.1.5).
+  const ifRange = range === undefined ? undefined : c.req.header("If-Range");
+  if (isConditional(preconditions) || ifRange !== undefined) {
+    // Evaluated here, not by R2, which throws on a malformed ETag header and ignores If-Range; a 304
+    // then costs no body.
     const head = await c.env.MEDIA.head(key);
     if (!head) return null;
     const failed = checkPreconditions(preconditions, head.httpEtag, head.uploaded);
     if (failed) return failed;
+    if (ifRange !== undefined && !rangeStillValid(ifRange, head.httpEtag)) range = undefined;
   }
-  const range = c.req.header("Range");
   let object: R2ObjectBody | null;
   try {
-    object = await c.env.MEDIA.get(key, { range: c.req.raw.headers });
+    object = await c.env.MEDIA.get(key, range === undefined ? {} : { range: c.req.raw.headers });
   } catch (error) {
     if (range === undefined) throw error;
     // R2 may reject a range that starts beyond the object.
@@ -204,7 +216,8 @@ const getMedia = operation<"/:key{.+}">({
   summary: "Get stored media",
   description:
     "Public: the URL comes from a `media_url` or `image_url` and needs no token. Cacheable forever (a new upload " +
-    "gets a new URL); answers `If-None-Match` with 304 and `Range` with 206.",
+    "gets a new URL); answers `If-None-Match` with 304 and `Range` with 206 (with `If-Range`, only when it " +
+    "names the current strong ETag; otherwise 200 with the whole file).",
   operationId: "getMedia",
   tags: ["media"],
   pathParams: { key: "The rest of the URL's path, as given in `media_url` or `image_url`" },

@@ -145,7 +145,21 @@ function problemResponses(): Record<string, unknown> {
                 },
               },
             }
-          : {}),
+          : status === 429
+            ? {
+                headers: {
+                  "Retry-After": {
+                    description: "Seconds to wait before the next request",
+                    schema: { type: "integer", minimum: 0 },
+                  },
+                  RateLimit: {
+                    description:
+                      "The limit exceeded: `<policy>;r=0;t=<seconds>` (draft-ietf-httpapi-ratelimit-headers)",
+                    schema: { type: "string" },
+                  },
+                },
+              }
+            : {}),
         content: {
           "application/problem+json": { schema: { $ref: `${COMPONENT_REF}Problem` }, example: problemExample(codes) },
         },
@@ -374,7 +388,7 @@ function describeOperation(
     };
   }
   const errors = new Set(spec?.errors ?? []);
-  if (secured) [401, 403].forEach((s) => errors.add(s));
+  if (secured) [401, 403, 429].forEach((s) => errors.add(s));
   if (validations.length > 0 || body) errors.add(400);
   if (mediaTypes.includes("application/json")) [413, 415].forEach((s) => errors.add(s));
   if (params.length > 0) errors.add(404);

@@ -1,0 +1,120 @@
+/**
+ * Rate limits (OWASP API4): every authenticated request counts against its
+ * client id, every token request against the client id it names and against
+ * that id with the source address. Counted by the Workers Rate Limiting
+ * binding (`[[ratelimits]]` in wrangler.toml; Miniflare runs it locally).
+ *
+ * Over a limit: 429 problem details with `Retry-After`. The IETF RateLimit
+ * fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` on every
+ * response of a limited route, `RateLimit` only on a 429. The binding answers
+ * only "allowed or not", never a remaining count or where its window stands,
+ * so a `RateLimit` with `r` on other responses would be a guess; the draft
+ * lets a server leave the field out, and a client must not expect it.
+ */
+import type { Context } from "hono";
+import { createMiddleware } from "hono/factory";
+import type { RateLimit as Limit } from "../core/config";
+import type { AppEnv } from "../core/env";
+import { ApiError } from "../core/problem";
+
+/** A policy: its name in the headers, the binding that counts it, and its limit from the config. */
+type Policy = {
+  name: string;
+  binding: "CLIENT_LIMITER" | "TOKEN_LIMITER" | "TOKEN_ADDRESS_LIMITER";
+  limit: (c: Context<AppEnv>) => Limit;
+};
+
+const CLIENT: Policy = { name: "client", binding: "CLIENT_LIMITER", limit: (c) => c.var.config.rateLimits.client };
+const TOKEN: Policy = { name: "token", binding: "TOKEN_LIMITER", limit: (c) => c.var.config.rateLimits.token };
+const TOKEN_ADDRESS: Policy = {
+  name: "token-address",
+  binding: "TOKEN_ADDRESS_LIMITER",
+  limit: (c) => c.var.config.rateLimits.tokenAddress,
+};
+
+/** The binding, if this runtime has it (a Worker run without wrangler.toml's bindings is not limited). */
+const limiterOf = (c: Context<AppEnv>, policy: Policy) => c.env[policy.binding] as RateLimit | undefined;
+
+/** Sets `RateLimit-Policy` on every response, errors included, for the policies this runtime enforces. */
+function advertise(policies: readonly Policy[]) {
+  return createMiddleware<AppEnv>(async function rateLimitPolicy(c, next) {
+    await next();
+    const items = policies
+      .filter((policy) => limiterOf(c, policy))
+      .map((policy) => {
+        const { limit, period } = policy.limit(c);
+        return `${policy.name};q=${limit};w=${period}`;
+      });
+    if (items.length > 0) c.res.headers.set("RateLimit-Policy", items.join(", "));
+  });
+}
+
+/**
+ * Counts one request against each policy's key (all of them, in parallel) and
+ * throws a 429 if any is over its limit. Windows never last longer than their
+ * period, so `Retry-After` is the longest period among those exceeded: by then
+ * each of them has started over.
+ */
+async function enforce(c: Context<AppEnv>, checks: readonly (readonly [Policy, string])[]): Promise<void> {
+  const counted = checks.flatMap(([policy, key]) => {
+    const limiter = limiterOf(c, policy);
+    return limiter ? [{ policy, outcome: limiter.limit({ key }) }] : [];
+  });
+  const exceeded: Policy[] = [];
+  for (const { policy, outcome } of counted) if (!(await outcome).success) exceeded.push(policy);
+  if (exceeded.length === 0) return;
+  const wait = Math.max(...exceeded.map((policy) => policy.limit(c).period));
+  const over = exceeded.map((policy) => {
+    const { limit, period } = policy.limit(c);
+    return `${limit} requests per ${period} seconds (${policy.name})`;
+  });
+  throw new ApiError("too_many_requests", `Over the limit of ${over.join(" and ")}; retry after ${wait} seconds.`, {
+    headers: {
+      "Retry-After": String(wait),
+      // t: when the window has surely started over, as Retry-After says (the draft asks them to agree).
+      RateLimit: exceeded.map((policy) => `${policy.name};r=0;t=${wait}`).join(", "),
+    },
+  });
+}
+
+/** Before the token check: every response of an authenticated route states the per-client policy. */
+export const clientRatePolicy = () => advertise([CLIENT]);
+
+/** After the token check: counts the request against its client id. */
+export const clientRateLimit = () =>
+  createMiddleware<AppEnv>(async function clientRateLimit(c, next) {
+    await enforce(c, [[CLIENT, c.var.principal.clientId]]);
+    await next();
+  });
+
+/** On the token endpoint: every response states both token policies. */
+export const tokenRatePolicy = () => advertise([TOKEN, TOKEN_ADDRESS]);
+
+/**
+ * The source address as a rate-limit key: Cloudflare's `CF-Connecting-IP`
+ * (set by the edge, not by the client). An IPv6 host usually owns a whole /64,
+ * so its first four groups are the key.
+ */
+export function addressKey(address: string | undefined): string {
+  if (!address) return "unknown";
+  if (!address.includes(":")) return address;
+  const [head = "", tail = ""] = address.toLowerCase().split("::");
+  const left = head ? head.split(":") : [];
+  const right = tail ? tail.split(":") : [];
+  const groups = address.includes("::")
+    ? [...left, ...Array(8 - left.length - right.length).fill("0"), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ""))
+    .join(":")}::/64`;
+}
+
+/** Counts a token request against the client id it names, and against that id with the source address. */
+export function limitTokenRequest(c: Context<AppEnv>, clientId: string): Promise<void> {
+  const address = addressKey(c.req.header("CF-Connecting-IP"));
+  return enforce(c, [
+    [TOKEN, clientId],
+    [TOKEN_ADDRESS, `${clientId} ${address}`],
+  ]);
+}
