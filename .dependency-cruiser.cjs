@@ -1,0 +1,84 @@
+/**
+ * The architecture of src/, checked by `npm run check` (dependency-cruiser).
+ *
+ * Layers, bottom to top; a folder imports only from the layers below it and
+ * from itself. Type-only imports count: a type is a dependency too.
+ *
+ *   core/       clock, config, env types, problem codes, scopes, crypto
+ *   db/         drizzle client and schema, keyset queries, owned rows and ownership checks
+ *   fields/     field rules the resources share (zod), HTML sanitizing
+ *   http/       route metadata, body rules, validation, cursors and pages, errors, middleware
+ *   auth/       tokens, the bearer middleware, the token endpoint, the resource sub-app
+ *   media/      uploads to R2, media URLs, the /media route, the sweep
+ *   resources   pinpoints/, lists/, categories/, events/: one folder each, never importing each other
+ *   openapi/    the document, read off the routes' metadata; the reference routes
+ *   app.ts      wires it all; index.ts, the Worker, runs it
+ *
+ * The Node scripts and benchmarks may use only the portable part of core/
+ * (secrets.ts, scopes.ts): the rest runs only in workerd.
+ */
+
+/** Each layer: where it lives and which layers below it it may import. */
+const RESOURCES = ["pinpoints", "lists", "categories", "events"];
+const layers = {
+  core: { path: "^src/core/", imports: [] },
+  db: { path: "^src/db/", imports: ["core"] },
+  fields: { path: "^src/fields/", imports: ["core"] },
+  http: { path: "^src/http/", imports: ["core", "db"] },
+  auth: { path: "^src/auth/", imports: ["core", "db", "fields", "http"] },
+  media: { path: "^src/media/", imports: ["core", "db", "fields", "http"] },
+  resources: {
+    path: `^src/(${RESOURCES.join("|")})/`,
+    imports: ["core", "db", "fields", "http", "auth", "media"],
+  },
+  openapi: { path: "^src/openapi/", imports: ["core", "http"] },
+};
+
+const layerRules = Object.entries(layers).map(([name, { path, imports }]) => ({
+  name: `${name}-imports-only-below`,
+  comment: `${name} may import ${imports.length > 0 ? imports.join(", ") : "nothing else of src/"} (and itself)`,
+  severity: "error",
+  from: { path },
+  to: { path: "^src/", pathNot: [path, ...imports.map((layer) => layers[layer].path)] },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "Runtime imports form no cycle; type-only ones may (a type cannot be undefined at load).",
+      severity: "error",
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+    },
+    ...layerRules,
+    {
+      name: "resources-not-sideways",
+      comment: "A resource never imports another: what two of them share moves down a layer.",
+      severity: "error",
+      from: { path: `^src/(${RESOURCES.join("|")})/` },
+      to: { path: `^src/(${RESOURCES.join("|")})/`, pathNot: "^src/$1/" },
+    },
+    {
+      name: "app-is-the-top",
+      comment: "Only index.ts imports app.ts, and nothing in src/ imports index.ts.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/index\\.ts$" },
+      to: { path: "^src/(app|index)\\.ts$" },
+    },
+    {
+      name: "scripts-use-only-core",
+      comment:
+        "The Node scripts and benchmarks run on Node 22: of src/, only core/secrets.ts and core/scopes.ts are portable.",
+      severity: "error",
+      from: { path: "^(scripts|bench)/" },
+      to: { path: "^src/", pathNot: "^src/core/(secrets|scopes)\\.ts$" },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".d.ts", ".js"] },
+  },
+};
