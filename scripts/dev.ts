@@ -50,10 +50,15 @@ function ensureDevVars(): void {
     say("Created .dev.vars with a random TOKEN_SIGNING_KEY.");
     return;
   }
-  const current = readFileSync(DEV_VARS, "utf8").match(/^\s*TOKEN_SIGNING_KEY\s*=\s*["']?([^"'\r\n]*)/m)?.[1];
+  const text = readFileSync(DEV_VARS, "utf8");
+  const current = text.match(/^\s*TOKEN_SIGNING_KEY\s*=\s*["']?([^"'\r\n]*)/m)?.[1];
   if (current === undefined) {
     appendFileSync(DEV_VARS, line);
     say("Added a random TOKEN_SIGNING_KEY to .dev.vars.");
+  } else if (current.trim() === "") {
+    // Copied from .dev.vars.example and not filled in.
+    writeFileSync(DEV_VARS, text.replace(/^[ \t]*TOKEN_SIGNING_KEY[ \t]*=.*$/m, line.trimEnd()));
+    say("Set a random TOKEN_SIGNING_KEY in .dev.vars.");
   } else if (current.trim().length < MIN_KEY_LENGTH) {
     throw new Error(`TOKEN_SIGNING_KEY in .dev.vars must be at least ${MIN_KEY_LENGTH} characters; fix or delete it.`);
   }

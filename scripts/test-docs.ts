@@ -11,15 +11,14 @@
  * Screenshots go to $DOCS_SCREENSHOTS (default: the system temp folder).
  */
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
+import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { createClient } from "./lib/registry.ts";
 import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
@@ -35,68 +34,14 @@ const CHROMIUM_ARGS = [
   "--disable-sync",
 ];
 const SCREENSHOTS = process.env.DOCS_SCREENSHOTS ?? tmpdir();
-const STARTUP_MS = 90_000;
 
 type Document = { servers: { url: string }[]; paths: Record<string, Record<string, { operationId: string }>> };
 
 const scratch = mkdtempSync(join(tmpdir(), "poi-docs-test-"));
 const target: Target = { remote: false, persistTo: join(scratch, "state") };
-let server: ChildProcess | undefined;
-let serverOutput = "";
+let server: DevServer | undefined;
 let base = "";
 let client: { client_id: string; client_secret: string };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts `wrangler dev` in its own process group, so stopping it stops workerd too. */
-async function startServer(): Promise<void> {
-  const port = await freePort();
-  const wrangler = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-  const args = [wrangler, "dev", ...targetFlags(target), "--ip", "127.0.0.1", "--port", String(port)];
-  args.push("--var", `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`);
-  server = spawn(process.execPath, args, {
-    cwd: ROOT,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
-  });
-  server.stdout!.on("data", (chunk: Buffer) => (serverOutput += chunk));
-  server.stderr!.on("data", (chunk: Buffer) => (serverOutput += chunk));
-  base = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + STARTUP_MS;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) break;
-    try {
-      if ((await fetch(`${base}/v3.0/openapi.json`)).ok) return;
-    } catch {
-      // Not listening yet.
-    }
-    await new Promise((resolve) => setTimeout(resolve, 300));
-  }
-  throw new Error(`wrangler dev did not start:\n${serverOutput}`);
-}
-
-function stopServer(): Promise<void> {
-  const child = server;
-  if (!child?.pid || child.exitCode !== null) return Promise.resolve();
-  return new Promise((resolve) => {
-    const kill = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 10_000);
-    child.once("exit", () => {
-      clearTimeout(kill);
-      resolve();
-    });
-    process.kill(-child.pid!, "SIGTERM");
-  });
-}
 
 before(async () => {
   // No standard input: wrangler applies the migrations without asking.
@@ -106,11 +51,16 @@ before(async () => {
   );
   assert.equal(status, 0, "wrangler d1 migrations apply failed");
   client = await createClient(d1Execute(target), { account: "docs test", name: "browser", scope: "read write" });
-  await startServer();
+  server = await startDevServer([
+    ...targetFlags(target),
+    "--var",
+    `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`,
+  ]);
+  base = server.base;
 });
 
 after(async () => {
-  await stopServer();
+  await server?.stop();
   rmSync(scratch, { recursive: true, force: true });
 });
 

@@ -17,6 +17,7 @@ import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
 import { requestId } from "./http/request-id";
 import { securityHeaders } from "./http/security-headers";
+import { requireSigningKey } from "./http/signing-key-check";
 import { listRoutes } from "./lists/routes";
 import { mediaRoutes } from "./media/routes";
 import { referenceRoutes } from "./openapi/routes";
@@ -50,7 +51,8 @@ const corsPolicy = cors({
 const appRoutes = (): readonly RouterRoute[] => app.routes;
 
 export const app = new Hono<AppEnv>({ strict: false })
-  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy)
+  // The signing key check after CORS, so a browser can read the 503 of a service without its key.
+  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)

@@ -25,6 +25,7 @@ export const problemCodes = {
   range_not_satisfiable: { status: 416, title: "Range not satisfiable" },
   too_many_requests: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal server error" },
+  not_configured: { status: 503, title: "The service is not configured" },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 
 export type ProblemCode = keyof typeof problemCodes;

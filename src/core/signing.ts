@@ -33,12 +33,19 @@ function keyFor(secret: string): Promise<SigningKey> {
   return key;
 }
 
+/** What is wrong with the configured signing secret, or null when it is usable. */
+export function signingKeyProblem(env: Bindings): string | null {
+  const secret = env.TOKEN_SIGNING_KEY;
+  if (!secret) return "TOKEN_SIGNING_KEY is not set";
+  if (secret.length < MIN_SECRET_LENGTH) return `TOKEN_SIGNING_KEY is shorter than ${MIN_SECRET_LENGTH} characters`;
+  return null;
+}
+
 /** The signing keys configured for this Worker; throws if the secret is missing or weak. */
 export async function signingKeys(env: Bindings): Promise<SigningKeys> {
+  const problem = signingKeyProblem(env);
   const secret = env.TOKEN_SIGNING_KEY;
-  if (!secret || secret.length < MIN_SECRET_LENGTH) {
-    throw new Error(`TOKEN_SIGNING_KEY must be set to at least ${MIN_SECRET_LENGTH} characters`);
-  }
+  if (problem || !secret) throw new Error(problem ?? "TOKEN_SIGNING_KEY is not set");
   const previousSecret = env.TOKEN_SIGNING_KEY_PREVIOUS;
   const [current, previous] = await Promise.all([
     keyFor(secret),

@@ -1,0 +1,65 @@
+/**
+ * `wrangler dev` as a child process for the end-to-end tests: on 127.0.0.1 and
+ * a free port, in its own process group so that stopping it stops workerd too.
+ */
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { ROOT } from "./wrangler.ts";
+
+const STARTUP_MS = 90_000;
+
+export type DevServer = { base: string; output: () => string; stop: () => Promise<void> };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts `wrangler dev ARGS` and resolves once the Worker answers a request (with any status). */
+export async function startDevServer(args: readonly string[]): Promise<DevServer> {
+  const port = await freePort();
+  const wrangler = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+  const child = spawn(process.execPath, [wrangler, "dev", ...args, "--ip", "127.0.0.1", "--port", String(port)], {
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false" },
+  });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  const server: DevServer = {
+    base: `http://127.0.0.1:${port}`,
+    output: () => output,
+    stop: () => {
+      if (!child.pid || child.exitCode !== null) return Promise.resolve();
+      return new Promise((resolve) => {
+        const kill = setTimeout(() => process.kill(-child.pid!, "SIGKILL"), 10_000);
+        child.once("exit", () => {
+          clearTimeout(kill);
+          resolve();
+        });
+        process.kill(-child.pid!, "SIGTERM");
+      });
+    },
+  };
+  const deadline = Date.now() + STARTUP_MS;
+  while (Date.now() < deadline && child.exitCode === null) {
+    try {
+      await fetch(`${server.base}/v3.0/openapi.json`);
+      return server;
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 300));
+  }
+  await server.stop();
+  throw new Error(`wrangler dev did not start:\n${output}`);
+}
