@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets.ts";
 
 /** The parts of D1's binding the seeder uses (Miniflare's proxy implements them). */
-type D1 = {
+export type D1 = {
   prepare(sql: string): Statement;
   batch(statements: Statement[]): Promise<unknown[]>;
 };

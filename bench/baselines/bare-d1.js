@@ -54,6 +54,14 @@ export default {
             .bind(Number(q.get("id")))
             .first(),
         );
+      // Any read, for the scale group (bench/scale.ts): the bare SQL of a map question.
+      case "/sql": {
+        const { sql, params } = await request.json();
+        const { results } = await env.DB.prepare(sql)
+          .bind(...params)
+          .all();
+        return json({ results });
+      }
       // A keyset page of one account's rows, over the (account_id, id) index.
       case "/page": {
         const { results } = await env.DB.prepare(

@@ -5,6 +5,7 @@
  * batch, which is all or nothing; if it fails the icons are deleted again,
  * as the upload protocol does (src/media/upload.ts).
  */
+import { plainText } from "../../src/fields/plain-text.ts";
 import { iconPng } from "./icons.ts";
 import type { Guide } from "./guide.ts";
 
@@ -129,14 +130,15 @@ export async function seedAccount(env: SeedBindings, account: string, guide: Gui
     ),
     ...inserts(
       db,
-      "INSERT INTO pinpoints (account_id, name, address, altitude, category_id, description, latitude, longitude, tags)",
-      `(${accountId}, ?, ?, ?, ${categoryId}, ?, ?, ?, ?)`,
+      "INSERT INTO pinpoints (account_id, name, address, altitude, category_id, description, description_text, latitude, longitude, tags)",
+      `(${accountId}, ?, ?, ?, ${categoryId}, ?, ?, ?, ?, ?)`,
       guide.pinpoints.map((p) => [
         p.name,
         p.address,
         p.altitude,
         p.category,
         p.description,
+        plainText(p.description),
         p.latitude,
         p.longitude,
         JSON.stringify(p.tags),
@@ -161,9 +163,16 @@ export async function seedAccount(env: SeedBindings, account: string, guide: Gui
       ),
     ...inserts(
       db,
-      "INSERT INTO events (account_id, pinpoint_id, name, description, dates, tags)",
-      `(${accountId}, ${pinpointId}, ?, ?, ?, ?)`,
-      guide.events.map((e) => [e.pinpoint, e.name, e.description, JSON.stringify(e.dates), JSON.stringify(e.tags)]),
+      "INSERT INTO events (account_id, pinpoint_id, name, description, description_text, dates, tags)",
+      `(${accountId}, ${pinpointId}, ?, ?, ?, ?, ?)`,
+      guide.events.map((e) => [
+        e.pinpoint,
+        e.name,
+        e.description,
+        plainText(e.description),
+        JSON.stringify(e.dates),
+        JSON.stringify(e.tags),
+      ]),
     ),
   ];
   try {

@@ -91,6 +91,8 @@ export const pinpoints = sqliteTable(
     altitude: real(),
     category: integer("category_id").references(() => categories.id, { onDelete: "restrict" }),
     description: text(),
+    /** The description's text without markup, for the search index (src/db/search.ts). */
+    description_text: text(),
     latitude: real().notNull(),
     longitude: real().notNull(),
     media_key: text(),
@@ -155,6 +157,8 @@ export const events = sqliteTable(
     name: text().notNull(),
     description: text(),
     dates: text({ mode: "json" }).$type<EventDate[]>().notNull(),
+    /** The description's text without markup, for the search index (src/db/search.ts). */
+    description_text: text(),
     media_key: text(),
     media_credits: text(),
     tags: text({ mode: "json" })
@@ -168,6 +172,29 @@ export const events = sqliteTable(
     index("events_account_idx").on(t.account_id, t.id),
     index("events_pinpoint_idx").on(t.pinpoint, t.id),
     index("events_media_idx").on(t.media_key).where(isNotNull(t.media_key)),
+  ],
+);
+
+/**
+ * One row per occurrence of an event, so `from`/`to` read an index instead of
+ * parsing every event's `dates`. Kept in step with `events.dates` by triggers
+ * (migrations/0003_query_indexes.sql); the `dates` column stays the source of truth.
+ */
+export const eventOccurrences = sqliteTable(
+  "event_occurrences",
+  {
+    event_id: integer()
+      .notNull()
+      .references(() => events.id, { onDelete: "cascade" }),
+    account_id: integer().notNull(),
+    start: integer().notNull(),
+    end: integer().notNull(),
+  },
+  (t) => [
+    index("event_occurrences_start_idx").on(t.account_id, t.start, t.event_id),
+    index("event_occurrences_event_idx").on(t.event_id, t.start),
+    // The longest occurrence bounds how far before `from` an overlapping one can start.
+    index("event_occurrences_length_idx").on(t.account_id, sql`${t.end} - ${t.start}`),
   ],
 );
 

@@ -5,6 +5,7 @@
  */
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
+import { checkPoint, instantParam, searchParams } from "../fields/search-params";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
@@ -13,20 +14,53 @@ import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { eventToJson } from "./json";
-import { eventCreate, eventJson, eventUpdate } from "./schemas";
-import { assertEventPinpoint, eventForUpdate, eventRows, pagePinpointEvents } from "./store";
+import { eventCreate, eventJson, eventUpdate, foundEventJson } from "./schemas";
+import { eventSortKeyOf, searchEvents, type EventSearch } from "./search";
+import { assertEventPinpoint, assertPinpointOwner, eventForUpdate, eventRows, pagePinpointEvents } from "./store";
 
-const eventQuery = pageQuery.extend({
-  pinpoint: idParam.meta({ description: "Only the events at this pinpoint of yours" }),
-});
+/** The search parameters; with none of them, pages are exactly as before they existed. */
+const SEARCH_PARAMETERS = [
+  "from",
+  "to",
+  "bbox",
+  "latitude",
+  "longitude",
+  "radius",
+  "q",
+  "tags",
+  "updated_since",
+] as const;
+
+const eventQuery = pageQuery
+  .extend({
+    pinpoint: idParam.meta({ description: "Only the events at this pinpoint of yours" }),
+    from: instantParam
+      .optional()
+      .meta({ description: "ISO 8601 instant: events with an occurrence ending after it (ordered by start)" }),
+    to: instantParam
+      .optional()
+      .meta({ description: "ISO 8601 instant: events with an occurrence starting before it (ordered by start)" }),
+    ...searchParams,
+  })
+  .superRefine((value, ctx) => {
+    checkPoint(value, ctx);
+    if (value.from !== undefined && value.to !== undefined && value.from >= value.to) {
+      ctx.addIssue({ code: "custom", path: ["from"], message: "must be before to" });
+    }
+  });
 
 /** What each route does, for the API reference (src/openapi). */
 const operations = {
   list: operation({
     summary: "List your events",
-    description: "In creation order. With `pinpoint`, the events at that pinpoint (403 if it is another account's).",
+    description:
+      "In creation order. With `pinpoint`, the events at that pinpoint (403 if it is another account's). " +
+      "With `from`/`to`, the events with an occurrence overlapping [from, to), by the start of the first such " +
+      "occurrence. Otherwise with `latitude`/`longitude`, nearest first by their pinpoint (with `distance`); " +
+      "otherwise with `q`, by relevance (every word in the name, then in the name or tags, then anywhere). " +
+      "`bbox`, `radius`, `q`, `tags` and `updated_since` also filter. Every order pages with `next`/`previous`.",
     operationId: "listEvents",
-    responses: { 200: pageOf(eventJson) },
+    responses: { 200: pageOf(foundEventJson) },
   }),
   create: operation({
     summary: "Create an event",
@@ -59,16 +93,47 @@ export const eventRoutes = resourceApp()
       const { accountId } = c.var.principal;
       const { pinpoint } = query;
       const mediaUrl = mediaUrls(c);
+      const given = SEARCH_PARAMETERS.filter((name) => query[name] !== undefined);
+      if (given.length === 0) {
+        return c.json(
+          await paginate(c, {
+            collection: "events",
+            query,
+            filters: pinpoint === undefined ? {} : { pinpoint },
+            fetch: (bound, take) =>
+              pinpoint === undefined
+                ? eventRows.page(c.env.DB, accountId, bound, take)
+                : pagePinpointEvents(c.env.DB, accountId, pinpoint, bound, take),
+            toJson: (row) => eventToJson(row, mediaUrl),
+          }),
+        );
+      }
+      const { from, to, bbox, latitude, longitude, radius, q, tags, updated_since } = query;
+      const search: EventSearch = {
+        from,
+        to,
+        bbox,
+        near: latitude === undefined || longitude === undefined ? undefined : { latitude, longitude, radius },
+        q,
+        tags,
+        updatedSince: updated_since,
+        pinpoint,
+      };
+      if (pinpoint !== undefined) await assertPinpointOwner(c.env.DB, accountId, pinpoint);
+      // The links carry each filter as the client wrote it, which the cursor is bound to.
+      const filters: Record<string, string | number> = pinpoint === undefined ? {} : { pinpoint };
+      for (const name of given) filters[name] = c.req.query(name)!;
       return c.json(
         await paginate(c, {
           collection: "events",
           query,
-          filters: pinpoint === undefined ? {} : { pinpoint },
-          fetch: (bound, take) =>
-            pinpoint === undefined
-              ? eventRows.page(c.env.DB, accountId, bound, take)
-              : pagePinpointEvents(c.env.DB, accountId, pinpoint, bound, take),
-          toJson: (row) => eventToJson(row, mediaUrl),
+          filters,
+          fetch: (bound, take) => searchEvents(c.env.DB, accountId, search, bound, take),
+          keyOf: eventSortKeyOf(search),
+          toJson: (row) => ({
+            ...eventToJson(row, mediaUrl),
+            ...(row.distance === undefined ? {} : { distance: row.distance }),
+          }),
         }),
       );
     }),

@@ -61,3 +61,13 @@ export const eventJson = createSelectSchema(events, { tags: z.array(z.string()),
   .meta({ id: "Event" });
 
 export type EventJson = z.output<typeof eventJson>;
+
+/** An event in a search answer: with `latitude`/`longitude`, its pinpoint's distance from that point. */
+export const foundEventJson = eventJson
+  .extend({
+    distance: z
+      .number()
+      .optional()
+      .meta({ description: "Metres from `latitude`/`longitude` to the event's pinpoint; only when they are given" }),
+  })
+  .meta({ id: "EventResult" });

@@ -9,12 +9,13 @@ import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import { ownedOr404 } from "../db/ownership";
+import { withDescriptionText } from "../fields/plain-text";
 import { events, pinpoints, type Event } from "../db/schema";
 
 const noSuchPinpoint = () => fieldError("/pinpoint", "must name an existing pinpoint");
 
 /** Create, get, update (partial), delete and page of the caller's events. */
-export const eventRows = ownedRows(events, {
+const eventTable = ownedRows(events, {
   what: "event",
   // The only foreign key a client chooses is `pinpoint`: a violation means it was deleted meanwhile.
   mapError(error) {
@@ -22,6 +23,15 @@ export const eventRows = ownedRows(events, {
     throw error;
   },
 });
+
+/** Writes store the description's plain text alongside, for the search index (src/pinpoints/query.ts). */
+export const eventRows = {
+  ...eventTable,
+  insert: (d1: D1Database, accountId: number, values: Parameters<typeof eventTable.insert>[2]) =>
+    eventTable.insert(d1, accountId, withDescriptionText(values)),
+  update: (d1: D1Database, accountId: number, id: number, values: Parameters<typeof eventTable.update>[3]) =>
+    eventTable.update(d1, accountId, id, withDescriptionText(values)),
+};
 
 /** The owner check of a pinpoint named in a body: 400 at `/pinpoint` if it does not exist, 403 if not the caller's. */
 function checkPinpoint(owner: { account_id: number } | undefined, accountId: number): void {
@@ -35,6 +45,11 @@ const pinpointOwner = (d1: D1Database, pinpointId: number) =>
 /** Checks, before anything is stored, that a new event may be placed at `pinpointId`. */
 export async function assertEventPinpoint(d1: D1Database, accountId: number, pinpointId: number): Promise<void> {
   checkPinpoint(await pinpointOwner(d1, pinpointId).get(), accountId);
+}
+
+/** 404/403 unless pinpoint `pinpointId` exists and is the caller's (a `?pinpoint=` filter). */
+export async function assertPinpointOwner(d1: D1Database, accountId: number, pinpointId: number): Promise<void> {
+  ownedOr404(await pinpointOwner(d1, pinpointId).get(), accountId, "pinpoint");
 }
 
 /**

@@ -29,7 +29,8 @@ export const pageQuery = z.object({
   limit: limitParam.meta({
     description: `Items per page: ${DEFAULT_LIMIT} when absent or 0; larger than ${MAX_LIMIT} means ${MAX_LIMIT}`,
   }),
-  cursor: z.string().max(512).optional().meta({ description: "Opaque; comes with a page's next and previous URLs" }),
+  // A cursor holds the filters it is bound to, `q` (200 characters, percent-encoded) among them.
+  cursor: z.string().max(4096).optional().meta({ description: "Opaque; comes with a page's next and previous URLs" }),
 });
 
 export type PageQuery = z.output<typeof pageQuery>;

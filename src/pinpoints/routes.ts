@@ -1,6 +1,7 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
+import { checkPoint, categoryParam, searchParams } from "../fields/search-params";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
@@ -9,18 +10,42 @@ import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { pinpointToJson } from "./json";
-import { pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
-import { deletePinpoint, pageListPinpoints, pinpointRows } from "./store";
+import { foundPinpointJson, pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
+import { searchPinpoints, sortKeyOf, type PinpointSearch } from "./search";
+import { assertListOwner, deletePinpoint, pageListPinpoints, pinpointRows } from "./store";
 
-const listQuery = pageQuery.extend({ list: idParam.meta({ description: "Only the pinpoints of this list of yours" }) });
+/** The search parameters; with none of them, pages are exactly as before they existed. */
+const SEARCH_PARAMETERS = [
+  "bbox",
+  "latitude",
+  "longitude",
+  "radius",
+  "q",
+  "tags",
+  "category",
+  "updated_since",
+] as const;
+
+const listQuery = pageQuery
+  .extend({
+    list: idParam.meta({ description: "Only the pinpoints of this list of yours" }),
+    ...searchParams,
+    category: categoryParam,
+  })
+  .superRefine(checkPoint);
 
 /** What each route does, for the API reference (src/openapi). */
 const operations = {
   list: operation({
     summary: "List your pinpoints",
-    description: "In creation order. With `list`, the pinpoints of that list (403 if it is another account's).",
+    description:
+      "In creation order. With `list`, the pinpoints of that list (403 if it is another account's). " +
+      "Filters combine: `bbox` (a viewport), `q` (text), `tags`, `category`, `updated_since`. " +
+      "With `latitude` and `longitude`, nearest first, each with its `distance` in metres, within `radius` if given; " +
+      "else with `q`, by relevance: every word in the name, then in the name, address or tags, then anywhere " +
+      "(ties by id). Every order pages with `next`/`previous`.",
     operationId: "listPinpoints",
-    responses: { 200: pageOf(pinpointJson) },
+    responses: { 200: pageOf(foundPinpointJson) },
   }),
   create: operation({
     summary: "Create a pinpoint",
@@ -54,16 +79,46 @@ export const pinpointRoutes = resourceApp()
       const { accountId } = c.var.principal;
       const { list } = query;
       const mediaUrl = mediaUrls(c);
+      const given = SEARCH_PARAMETERS.filter((name) => query[name] !== undefined);
+      if (given.length === 0) {
+        return c.json(
+          await paginate(c, {
+            collection: "pinpoints",
+            query,
+            filters: list === undefined ? {} : { list },
+            fetch: (bound, take) =>
+              list === undefined
+                ? pinpointRows.page(c.env.DB, accountId, bound, take)
+                : pageListPinpoints(c.env.DB, accountId, list, bound, take),
+            toJson: (row) => pinpointToJson(row, mediaUrl),
+          }),
+        );
+      }
+      const { bbox, latitude, longitude, radius, q, tags, category, updated_since } = query;
+      const search: PinpointSearch = {
+        bbox,
+        near: latitude === undefined || longitude === undefined ? undefined : { latitude, longitude, radius },
+        q,
+        tags,
+        category,
+        updatedSince: updated_since,
+        list,
+      };
+      if (list !== undefined) await assertListOwner(c.env.DB, accountId, list);
+      // The links carry each filter as the client wrote it, which the cursor is bound to.
+      const filters: Record<string, string | number> = list === undefined ? {} : { list };
+      for (const name of given) filters[name] = c.req.query(name)!;
       return c.json(
         await paginate(c, {
           collection: "pinpoints",
           query,
-          filters: list === undefined ? {} : { list },
-          fetch: (bound, take) =>
-            list === undefined
-              ? pinpointRows.page(c.env.DB, accountId, bound, take)
-              : pageListPinpoints(c.env.DB, accountId, list, bound, take),
-          toJson: (row) => pinpointToJson(row, mediaUrl),
+          filters,
+          fetch: (bound, take) => searchPinpoints(c.env.DB, accountId, search, bound, take),
+          keyOf: sortKeyOf(search),
+          toJson: (row) => ({
+            ...pinpointToJson(row, mediaUrl),
+            ...(row.distance === undefined ? {} : { distance: row.distance }),
+          }),
         }),
       );
     }),

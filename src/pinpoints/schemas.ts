@@ -72,3 +72,15 @@ export const pinpointJson = createSelectSchema(pinpoints, { tags: z.array(z.stri
   .meta({ id: "Pinpoint" });
 
 export type PinpointJson = z.output<typeof pinpointJson>;
+
+/** A pinpoint in a search answer: with `latitude`/`longitude`, its distance from that point. */
+export const foundPinpointJson = pinpointJson
+  .extend({
+    distance: z
+      .number()
+      .optional()
+      .meta({ description: "Metres from `latitude`/`longitude` along the great circle; only when they are given" }),
+  })
+  .meta({ id: "PinpointResult" });
+
+export type FoundPinpointJson = z.output<typeof foundPinpointJson>;

@@ -6,13 +6,14 @@ import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
+import { withDescriptionText } from "../fields/plain-text";
 import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
 
 /**
  * Create, get, update (partial), delete and page. Deleting a pinpoint takes
  * its list memberships and events with it (foreign key cascade).
  */
-export const pinpointRows = ownedRows(pinpoints, {
+const pinpointTable = ownedRows(pinpoints, {
   what: "pinpoint",
   // The only foreign key a client chooses is `category`: a violation means it names no category.
   mapError(error) {
@@ -20,6 +21,15 @@ export const pinpointRows = ownedRows(pinpoints, {
     throw error;
   },
 });
+
+/** Writes store the description's plain text alongside, for the search index (src/pinpoints/query.ts). */
+export const pinpointRows = {
+  ...pinpointTable,
+  insert: (d1: D1Database, accountId: number, values: Parameters<typeof pinpointTable.insert>[2]) =>
+    pinpointTable.insert(d1, accountId, withDescriptionText(values)),
+  update: (d1: D1Database, accountId: number, id: number, values: Parameters<typeof pinpointTable.update>[3]) =>
+    pinpointTable.update(d1, accountId, id, withDescriptionText(values)),
+};
 
 /**
  * One keyset page of the pinpoints in a list, read in the same round trip as
@@ -46,6 +56,16 @@ export async function pageListPinpoints(
   ]);
   ownedOr404(list[0], accountId, "list");
   return rows.map((r) => r.pinpoint);
+}
+
+/** 404/403 unless list `listId` exists and is the caller's. */
+export async function assertListOwner(d1: D1Database, accountId: number, listId: number): Promise<void> {
+  const db = database(d1);
+  ownedOr404(
+    await db.select({ account_id: lists.account_id }).from(lists).where(eq(lists.id, listId)).get(),
+    accountId,
+    "list",
+  );
 }
 
 /**

@@ -1,0 +1,141 @@
+/**
+ * Query parameters of the map questions (issue 9), shared by GET /pinpoints
+ * and GET /events. Each bad value is a 400 naming its parameter, an empty
+ * one (`bbox=`) included, never a filter silently ignored.
+ */
+import * as z from "zod";
+import type { BBox } from "../db/geo";
+import { HALF_CIRCUMFERENCE } from "../db/geo";
+import { MAX_QUERY_LENGTH, queryWords, textQuery } from "../db/text-search";
+import { parseInstant } from "./instant";
+
+const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
+const MAX_LIST = 20;
+
+/** A decimal number within [min, max]. */
+const decimal = (min: number, max: number, what = `a number between ${min} and ${max}`) =>
+  z.string().transform((text, ctx) => {
+    const n = DECIMAL.test(text.trim()) ? Number(text) : NaN;
+    if (!(n >= min && n <= max)) {
+      ctx.addIssue({ code: "custom", message: `must be ${what}` });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+export const latitudeParam = decimal(-90, 90)
+  .optional()
+  .meta({ description: "Degrees, -90 to 90; with `longitude`: nearest first" });
+export const longitudeParam = decimal(-180, 180)
+  .optional()
+  .meta({ description: "Degrees, -180 to 180; with `latitude`" });
+export const radiusParam = decimal(
+  0,
+  Math.floor(HALF_CIRCUMFERENCE),
+  `a distance in metres between 0 and ${Math.floor(HALF_CIRCUMFERENCE)}`,
+)
+  .optional()
+  .meta({
+    description:
+      "Metres (at most 20037508, half the Earth's circumference): only results within it; needs `latitude` and `longitude`",
+  });
+
+export const bboxParam = z
+  .string()
+  .transform((text, ctx): BBox => {
+    const parts = text.split(",");
+    const n = parts.map((p) => (DECIMAL.test(p.trim()) ? Number(p) : NaN));
+    const [minLon, minLat, maxLon, maxLat] = n as [number, number, number, number];
+    const problem =
+      parts.length !== 4 || n.some(Number.isNaN)
+        ? "must be four numbers: minLon,minLat,maxLon,maxLat"
+        : [minLon, maxLon].some((x) => x < -180 || x > 180)
+          ? "longitudes must be between -180 and 180"
+          : [minLat, maxLat].some((y) => y < -90 || y > 90)
+            ? "latitudes must be between -90 and 90"
+            : minLat > maxLat
+              ? "minLat must not be greater than maxLat"
+              : null;
+    if (problem) {
+      ctx.addIssue({ code: "custom", message: problem });
+      return z.NEVER;
+    }
+    return { minLon, minLat, maxLon, maxLat };
+  })
+  .optional()
+  .meta({
+    description:
+      "minLon,minLat,maxLon,maxLat in WGS 84 degrees (edges included), e.g. 2.25,48.81,2.42,48.90; minLon > maxLon crosses the antimeridian",
+  });
+
+export const qParam = z
+  .string()
+  .max(MAX_QUERY_LENGTH, `must be at most ${MAX_QUERY_LENGTH} characters`)
+  .refine((q) => queryWords(q).length > 0, "must contain a letter or a digit")
+  .transform(textQuery)
+  .optional()
+  .meta({
+    description:
+      "Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix",
+  });
+
+/** A comma-separated list of at most 20 items. */
+const commaList = <T>(item: (text: string) => T | undefined, what: string) =>
+  z.string().transform((text, ctx) => {
+    const items = text.split(",").map((t) => t.trim());
+    const values = items.map(item);
+    if (items.length > MAX_LIST || values.some((v) => v === undefined)) {
+      ctx.addIssue({ code: "custom", message: `must be a comma-separated list of at most ${MAX_LIST} ${what}` });
+      return z.NEVER;
+    }
+    return [...new Set(values as T[])];
+  });
+
+export const tagsParam = commaList((t) => (t && t.length <= 100 ? t.toWellFormed() : undefined), "non-empty tags")
+  .optional()
+  .meta({ description: "Comma-separated, e.g. museum,free: only results carrying every one of these tags" });
+
+export const categoryParam = commaList((t) => (/^[1-9]\d{0,14}$/.test(t) ? Number(t) : undefined), "category ids")
+  .optional()
+  .meta({ description: "Comma-separated category ids, e.g. 3,7: results in any of them" });
+
+/** An ISO 8601 instant with an offset, as epoch milliseconds. */
+export const instantParam = z.string().transform((text, ctx) => {
+  const ms = parseInstant(text);
+  if (ms === null) {
+    ctx.addIssue({
+      code: "custom",
+      message: "must be an ISO 8601 date-time with an offset, e.g. 2026-11-21T18:30:00Z",
+    });
+    return z.NEVER;
+  }
+  return ms;
+});
+
+export const updatedSinceParam = instantParam
+  .optional()
+  .meta({ description: "ISO 8601 instant: only results created or changed at or after it" });
+
+/** The parameters shared by pinpoints and events, with the rules that tie them together. */
+export const searchParams = {
+  bbox: bboxParam,
+  latitude: latitudeParam,
+  longitude: longitudeParam,
+  radius: radiusParam,
+  q: qParam,
+  tags: tagsParam,
+  updated_since: updatedSinceParam,
+};
+
+type PointFields = { latitude?: number; longitude?: number; radius?: number };
+
+/** `latitude` and `longitude` come together, and `radius` only with them. */
+export function checkPoint(value: PointFields, ctx: z.RefinementCtx): void {
+  if ((value.latitude === undefined) !== (value.longitude === undefined)) {
+    const missing = value.latitude === undefined ? "latitude" : "longitude";
+    ctx.addIssue({ code: "custom", path: [missing], message: "is required with latitude and longitude" });
+  }
+  if (value.radius !== undefined && value.latitude === undefined && value.longitude === undefined) {
+    ctx.addIssue({ code: "custom", path: ["radius"], message: "needs latitude and longitude" });
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * The map questions over pinpoints (issue 9): what is in a box, what is near
+ * a point (nearest first), what matches a text, with tags, categories and a
+ * change time as filters. Each order is a keyset over a composite key ending
+ * in the id, so a page reads only what it shows plus what the index needs:
+ *
+ * - near a point: `[distance, id]`. The R*Tree proposes the points in the box
+ *   around a circle, the exact great-circle distance decides; without a
+ *   radius the circle grows (src/db/nearest.ts).
+ * - text: `[tier, id]` (src/db/text-search.ts), read from the full-text index in id order.
+ * - otherwise `[id]`. A box holding few of the account's points is read from
+ *   the R*Tree and sorted; a box holding many is read in id order with an
+ *   exact test per row, which stops after a page.
+ */
+import { sql, type SQL } from "drizzle-orm";
+import { distanceSql, HALF_CIRCUMFERENCE, inBoxSql, rects, rtreeIds } from "../db/geo";
+import type { BBox, Point } from "../db/geo";
+import { rawRows, rowMapper, statement } from "../db/raw-rows";
+import { pinpoints, type Pinpoint } from "../db/schema";
+import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
+import type { Bound } from "../db/keyset";
+import { nearestPage, searchRects } from "../db/nearest";
+import { and, hasTags, inList, keysetSql, tierReads } from "../db/search-sql";
+
+export type PinpointSearch = {
+  bbox?: BBox;
+  near?: Point & { radius?: number };
+  q?: TextQuery;
+  tags?: string[];
+  category?: number[];
+  updatedSince?: number;
+  list?: number;
+};
+
+/** A result row with what orders it: the distance from the point, or the text tier. */
+export type FoundPinpoint = Pinpoint & { distance?: number; tier?: number };
+
+const toPinpoint = rowMapper(pinpoints);
+
+/** The keyset order a search answers in. */
+export const searchOrder = (s: PinpointSearch) => (s.near ? "distance" : s.q ? "relevance" : "id");
+
+export function sortKeyOf(s: PinpointSearch): (row: FoundPinpoint) => number[] {
+  switch (searchOrder(s)) {
+    case "distance":
+      return (row) => [row.distance!, row.id];
+    case "relevance":
+      return (row) => [row.tier!, row.id];
+    default:
+      return (row) => [row.id];
+  }
+}
+
+/** The full-text tiers of pinpoints: name, then name/address/tags, then anywhere. */
+export const PINPOINT_TIERS = [["name"], ["name", "address", "tags"]] as const;
+
+/** A box with at most this many of the account's points is read from the R*Tree and sorted. */
+const SMALL_BOX = 2048;
+
+/**
+ * SQL conditions every order shares: the account, then each filter on the exact columns.
+ * At most one `id IN (…)` may drive a query (SQLite would otherwise join the lists pairwise),
+ * so the list's and the text's are plain tests (`+id`) unless `listDrives`.
+ */
+function filters(accountId: number, s: PinpointSearch, options: { withText: boolean; listDrives?: boolean }): SQL[] {
+  const where: SQL[] = [sql`pinpoints.account_id = ${accountId}`];
+  if (s.bbox) where.push(inBoxSql(s.bbox, sql`pinpoints.latitude`, sql`pinpoints.longitude`));
+  for (const tag of s.tags ?? []) {
+    where.push(sql`EXISTS (SELECT 1 FROM json_each(pinpoints.tags) WHERE value = ${tag})`);
+  }
+  if (s.category)
+    where.push(
+      sql`pinpoints.category_id IN (${sql.join(
+        s.category.map((id) => sql`${id}`),
+        sql`, `,
+      )})`,
+    );
+  if (s.updatedSince !== undefined) where.push(sql`pinpoints.updated_at >= ${s.updatedSince}`);
+  if (s.list !== undefined) {
+    const id = options.listDrives ? sql`pinpoints.id` : sql`+pinpoints.id`;
+    where.push(sql`${id} IN (SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ${s.list})`);
+  }
+  if (options.withText && s.q) where.push(sql`+pinpoints.id IN (${matchingIds("pinpoints_fts", s.q)})`);
+  return where;
+}
+
+export async function searchPinpoints(
+  d1: D1Database,
+  accountId: number,
+  s: PinpointSearch,
+  bound: Bound,
+  take: number,
+): Promise<FoundPinpoint[]> {
+  if (s.near) return nearest(d1, accountId, s, s.near, bound, take);
+  if (s.q) return byText(d1, accountId, s, s.q, bound, take);
+  return byId(d1, accountId, s, bound, take);
+}
+
+async function byId(d1: D1Database, accountId: number, s: PinpointSearch, bound: Bound, take: number) {
+  let rtreeDrives = false;
+  if (s.bbox) {
+    // Few of the account's points in the box: read them from the R*Tree and sort.
+    const [probe] = await rawRows(
+      d1,
+      sql`SELECT count(*) AS n FROM (${rtreeIds(accountId, rects(s.bbox), SMALL_BOX)})`,
+    );
+    rtreeDrives = Number(probe!.n) < SMALL_BOX;
+  }
+  const where = filters(accountId, s, { withText: true, listDrives: !rtreeDrives });
+  if (rtreeDrives) where.push(sql`pinpoints.id IN (${rtreeIds(accountId, rects(s.bbox!))})`);
+  const keyset = keysetSql([sql`pinpoints.id`], bound);
+  const raw = await rawRows(
+    d1,
+    sql`SELECT pinpoints.* FROM pinpoints WHERE ${and([...where, ...keyset.where])} ORDER BY ${keyset.order} LIMIT ${take}`,
+  );
+  return raw.map(toPinpoint);
+}
+
+async function byText(d1: D1Database, accountId: number, s: PinpointSearch, q: TextQuery, bound: Bound, take: number) {
+  const where = filters(accountId, s, { withText: false });
+  const tiers = tierMatches(q, PINPOINT_TIERS);
+  const backwards = bound?.direction === "before";
+  const reads = tierReads(tiers.length, bound, sql`pinpoints_fts.rowid`);
+  // FTS5 drives (CROSS JOIN keeps it outer) and yields rowids in order, so LIMIT stops the read early.
+  const queries = reads.map(({ tier, id }) =>
+    statement(
+      d1,
+      sql`SELECT pinpoints.*, ${tier} AS tier FROM pinpoints_fts CROSS JOIN pinpoints ON pinpoints.id = pinpoints_fts.rowid WHERE pinpoints_fts MATCH ${tiers[tier - 1]!} AND ${and(id ? [id, ...where] : where)} ORDER BY pinpoints_fts.rowid${backwards ? sql` DESC` : sql``} LIMIT ${take}`,
+    ),
+  );
+  const found: FoundPinpoint[] = [];
+  for (const { results } of await d1.batch<Record<string, unknown>>(queries)) {
+    for (const r of results) if (found.length < take) found.push({ ...toPinpoint(r), tier: Number(r.tier) });
+  }
+  return found;
+}
+
+async function nearest(
+  d1: D1Database,
+  accountId: number,
+  s: PinpointSearch,
+  near: Point & { radius?: number },
+  bound: Bound,
+  take: number,
+) {
+  const distance = distanceSql(near, sql`pinpoints.latitude`, sql`pinpoints.longitude`);
+  const where = filters(accountId, s, { withText: true });
+  const keyset = keysetSql([distance, sql`pinpoints.id`], bound);
+  return nearestPage(d1, { accountId, near, bbox: s.bbox, bound, take }, async (radius) => {
+    const within: SQL[] = [];
+    if (radius < HALF_CIRCUMFERENCE) {
+      const boxes = searchRects(near, radius, s.bbox);
+      if (boxes.length === 0) return [];
+      within.push(sql`pinpoints.id IN (${rtreeIds(accountId, boxes)})`, sql`${distance} <= ${radius}`);
+    }
+    const raw = await rawRows(
+      d1,
+      sql`SELECT pinpoints.*, ${distance} AS distance FROM pinpoints WHERE ${and([...where, ...within, ...keyset.where])} ORDER BY ${keyset.order} LIMIT ${take}`,
+    );
+    return raw.map((r): FoundPinpoint => ({ ...toPinpoint(r), distance: Number(r.distance) }));
+  });
+}

@@ -1,0 +1,74 @@
+/**
+ * Every migration after the first release applied to a database populated
+ * under the migrations before it: no row of any table disappears, and the
+ * search indexes (migration 0004) cover the rows that were already there.
+ */
+import { applyD1Migrations } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, expect, it } from "vitest";
+
+const BASE_TABLES = ["accounts", "clients", "categories", "pinpoints", "lists", "list_pinpoints", "events"];
+const FIRST_NEW = "0003_query_columns.sql";
+
+async function counts(): Promise<Record<string, number>> {
+  const out: Record<string, number> = {};
+  for (const table of BASE_TABLES) {
+    out[table] = (await env.DB.prepare(`SELECT count(*) AS n FROM ${table}`).first<{ n: number }>())!.n;
+  }
+  return out;
+}
+
+let before: Record<string, number>;
+
+beforeAll(async () => {
+  // Back to an empty database, then the migrations before the search indexes only.
+  const { results } = await env.DB.prepare(
+    "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'trigger') AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE '%_fts_%' AND name NOT LIKE '%_rtree_%'",
+  ).all<{ type: string; name: string }>();
+  await env.DB.prepare("PRAGMA foreign_keys = OFF").run();
+  for (const { type, name } of results) {
+    await env.DB.prepare(`DROP ${type === "table" ? "TABLE" : "TRIGGER"} IF EXISTS "${name}"`).run();
+  }
+  const index = env.TEST_MIGRATIONS.findIndex((m) => m.name === FIRST_NEW);
+  expect(index).toBeGreaterThan(0);
+  await applyD1Migrations(env.DB, env.TEST_MIGRATIONS.slice(0, index));
+
+  const seed = [
+    "INSERT INTO accounts (name) VALUES ('a'), ('b')",
+    "INSERT INTO clients (id, account_id, name, secret_hash, scope) VALUES ('c1', 1, 'c', 'h', 'read write')",
+    "INSERT INTO categories (account_id, name) VALUES (1, 'Food')",
+    `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
+     INSERT INTO pinpoints (account_id, name, description, latitude, longitude, tags, category_id)
+     SELECT 1 + i % 2, 'Musée ' || i, '<p>Le <b>café</b> &amp; <a href="https://x.test/">jardin</a></p>', -80 + i * 0.5, -170 + i, '["t' || (i % 3) || '"]', CASE WHEN i % 5 = 0 THEN 2 ELSE 1 END FROM n`,
+    "INSERT INTO lists (account_id, name) VALUES (1, 'l')",
+    "INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT 1, id FROM pinpoints WHERE account_id = 1 AND id % 4 = 1",
+    `INSERT INTO events (account_id, pinpoint_id, name, description, dates, tags)
+     SELECT account_id, id, 'Concert ' || id, '<p>Live <i>music</i></p>',
+       json_array(json_object('start', 1800000000000 + id * 3600000, 'end', 1800000000000 + id * 3600000 + 7200000),
+                  json_object('start', 1810000000000 + id * 3600000, 'end', 1810000000000 + id * 3600000 + 60000)), '["x"]'
+     FROM pinpoints WHERE id % 3 = 0`,
+  ];
+  for (const statement of seed) await env.DB.prepare(statement).run();
+  before = await counts();
+  await applyD1Migrations(env.DB, env.TEST_MIGRATIONS);
+});
+
+it("no row of any table is lost", async () => {
+  expect(before.pinpoints).toBe(300);
+  expect(await counts()).toEqual(before);
+});
+
+it("the rows already there are indexed: places, text without markup, occurrences", async () => {
+  const one = (q: string) =>
+    env.DB.prepare(q)
+      .first<{ n: number }>()
+      .then((r) => r!.n);
+  expect(await one("SELECT count(*) AS n FROM pinpoints_rtree")).toBe(300);
+  expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'musee'")).toBe(300);
+  expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'cafe jardin'")).toBe(300);
+  expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'href OR amp OR b'")).toBe(0);
+  expect(await one("SELECT count(*) AS n FROM events_fts WHERE events_fts MATCH 'music'")).toBe(before.events);
+  expect(await one("SELECT count(*) AS n FROM event_occurrences")).toBe(2 * before.events!);
+  const text = await env.DB.prepare("SELECT description_text AS t FROM pinpoints WHERE id = 1").first<{ t: string }>();
+  expect(text!.t.replace(/\s+/g, " ")).toBe("Le café & jardin");
+});
