@@ -115,7 +115,13 @@ test("/docs lists every operation, gets a token and tries calls, all offline", a
   });
   try {
     const page = context.pages()[0] ?? (await context.newPage());
-    await page.goto(`${base}/docs`);
+    // The page runs under a strict Content-Security-Policy; anything it blocks is reported on the console.
+    const blocked: string[] = [];
+    page.on("console", (message) => {
+      if (/Content Security Policy/i.test(message.text())) blocked.push(message.text());
+    });
+    const response = await page.goto(`${base}/docs`);
+    assert.match(response?.headers()["content-security-policy"] ?? "", /script-src 'self' 'sha256-/);
     await page.locator(".opblock").first().waitFor();
     assert.equal(await page.locator(".opblock").count(), operations.length, "every operation is listed");
     await page.screenshot({ path: join(SCREENSHOTS, "docs-page.png") });
@@ -133,6 +139,7 @@ test("/docs lists every operation, gets a token and tries calls, all offline", a
       .locator("#operations-pinpoints-listPinpoints")
       .screenshot({ path: join(SCREENSHOTS, "docs-try-it.png") });
     assert.deepEqual(outside, [], "the page loads nothing from outside this machine");
+    assert.deepEqual(blocked, [], "the Content-Security-Policy blocks nothing the page needs");
   } finally {
     await context.close();
   }

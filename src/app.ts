@@ -1,25 +1,27 @@
 /**
- * Builds the Hono app: request id, configuration, CORS, the token endpoint,
- * the public media route, then one authenticated sub-app per resource (see
- * resource.ts), and the error handlers. Wiring only; behaviour lives in the
- * modules it mounts.
+ * Builds the Hono app: request id, security headers, request log,
+ * configuration and CORS on every request; the reference, the token endpoint
+ * and the public media route; then one authenticated sub-app per resource
+ * (see auth/resource-app.ts), and the error handlers. Wiring only; behaviour
+ * lives in the modules it mounts.
  */
 import { Hono } from "hono";
 import { cors } from "hono/cors";
-import { createMiddleware } from "hono/factory";
 import type { RouterRoute } from "hono/types";
 import { tokenRoutes } from "./auth/token-route";
 import { categoryToJson } from "./categories/json";
 import { categoryRoutes } from "./categories/routes";
 import { changeRoutes, type ObjectJson } from "./changes/routes";
-import { configFor } from "./core/config";
 import type { AppEnv } from "./core/env";
 import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
 import { geojsonVariant } from "./geojson/negotiate";
 import { eventFeatures, pinpointFeatures } from "./geojson/resources";
+import { withConfig } from "./http/config";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
+import { requestId } from "./http/request-id";
+import { securityHeaders } from "./http/security-headers";
 import { requireSigningKey } from "./http/signing-key-check";
 import { listToJson } from "./lists/json";
 import { listRoutes } from "./lists/routes";
@@ -29,18 +31,6 @@ import { referenceRoutes } from "./openapi/routes";
 import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
-
-const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
-
-/** Echoes a sane client `X-Request-Id`, or makes one; set on every response, errors included. */
-const requestId = createMiddleware<AppEnv>(async function requestId(c, next) {
-  const sent = c.req.header("X-Request-Id");
-  const id = sent && REQUEST_ID.test(sent) ? sent : crypto.randomUUID();
-  c.set("requestId", id);
-  c.set("config", configFor(c.env));
-  await next();
-  c.res.headers.set("X-Request-Id", id);
-});
 
 const corsPolicy = cors({
   origin: (origin, c) => {
@@ -93,8 +83,8 @@ const objectJson: ObjectJson = (c) => {
 const appRoutes = (): readonly RouterRoute[] => app.routes;
 
 export const app = new Hono<AppEnv>({ strict: false })
-  // After CORS, so a browser can read the 503 of a service without its signing key.
-  .use(requestId, requestLog, corsPolicy, requireSigningKey)
+  // The signing key check after CORS, so a browser can read the 503 of a service without its key.
+  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)

@@ -18,6 +18,8 @@ function headersFor(etag: string): Headers {
     ETag: etag,
     "Cache-Control": IMMUTABLE,
     "X-Content-Type-Options": "nosniff",
+    // Media is for <img> and <video> on any origin (the app-wide default is same-origin).
+    "Cross-Origin-Resource-Policy": "cross-origin",
   });
 }
 

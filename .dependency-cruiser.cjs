@@ -1,0 +1,89 @@
+/**
+ * The architecture of src/, checked by `npm run check` (dependency-cruiser).
+ *
+ * Layers, bottom to top; a folder imports only from the layers below it and
+ * from itself. Type-only imports count: a type is a dependency too.
+ *
+ *   core/       clock, config, env types, problem codes, scopes, crypto
+ *   db/         drizzle client and schema, keyset queries, owned rows and ownership checks
+ *   fields/     field and query-parameter rules the resources share (zod), HTML sanitizing
+ *   http/       route metadata, body rules, validation, cursors and pages, errors, middleware
+ *   auth/       tokens, the bearer middleware, the token endpoint, the resource sub-app
+ *   media/      uploads to R2, media URLs, the /media route, the sweep
+ *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
+ *   resources   pinpoints/, lists/, categories/, events/, changes/: one folder each, never importing each other
+ *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
+ *   openapi/    the document, read off the routes' metadata; the reference routes
+ *   app.ts      wires it all; index.ts, the Worker, runs it
+ *
+ * The Node scripts and benchmarks may use only the modules of src/ written to
+ * run on Node 22 as well (PORTABLE); the rest runs only in workerd.
+ */
+
+/** Each layer: where it lives and which layers below it it may import. */
+const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes"];
+/** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
+const PORTABLE = ["core/secrets.ts", "core/scopes.ts", "fields/plain-text.ts"];
+const layers = {
+  core: { path: "^src/core/", imports: [] },
+  db: { path: "^src/db/", imports: ["core"] },
+  fields: { path: "^src/fields/", imports: ["core", "db"] },
+  http: { path: "^src/http/", imports: ["core", "db"] },
+  auth: { path: "^src/auth/", imports: ["core", "db", "fields", "http"] },
+  media: { path: "^src/media/", imports: ["core", "db", "fields", "http"] },
+  geojson: { path: "^src/geojson/", imports: ["core", "db", "fields", "http"] },
+  resources: {
+    path: `^src/(${RESOURCES.join("|")})/`,
+    imports: ["core", "db", "fields", "http", "auth", "media", "geojson"],
+  },
+  ogc: { path: "^src/ogc/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
+  openapi: { path: "^src/openapi/", imports: ["core", "http"] },
+};
+
+const layerRules = Object.entries(layers).map(([name, { path, imports }]) => ({
+  name: `${name}-imports-only-below`,
+  comment: `${name} may import ${imports.length > 0 ? imports.join(", ") : "nothing else of src/"} (and itself)`,
+  severity: "error",
+  from: { path },
+  to: { path: "^src/", pathNot: [path, ...imports.map((layer) => layers[layer].path)] },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: "no-circular",
+      comment: "Runtime imports form no cycle; type-only ones may (a type cannot be undefined at load).",
+      severity: "error",
+      from: {},
+      to: { circular: true, viaOnly: { dependencyTypesNot: ["type-only"] } },
+    },
+    ...layerRules,
+    {
+      name: "resources-not-sideways",
+      comment: "A resource never imports another: what two of them share moves down a layer.",
+      severity: "error",
+      from: { path: `^src/(${RESOURCES.join("|")})/` },
+      to: { path: `^src/(${RESOURCES.join("|")})/`, pathNot: "^src/$1/" },
+    },
+    {
+      name: "app-is-the-top",
+      comment: "Only index.ts imports app.ts, and nothing in src/ imports index.ts.",
+      severity: "error",
+      from: { path: "^src/", pathNot: "^src/index\\.ts$" },
+      to: { path: "^src/(app|index)\\.ts$" },
+    },
+    {
+      name: "scripts-use-only-portable",
+      comment: "The Node scripts and benchmarks run on Node 22: of src/, they use only the PORTABLE modules.",
+      severity: "error",
+      from: { path: "^(scripts|bench)/" },
+      to: { path: "^src/", pathNot: PORTABLE.map((module) => `^src/${module.replaceAll(".", "\\.")}$`) },
+    },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    enhancedResolveOptions: { extensions: [".ts", ".d.ts", ".js"] },
+  },
+};
