@@ -12,7 +12,16 @@
  */
 import { closeSync, openSync, renameSync, rmSync, truncateSync, writeSync } from "node:fs";
 import { parseArgs } from "node:util";
-import { csvField, progress, readState, serviceFrom, tokenOf, UsageError, writeState } from "./lib/transfer.ts";
+import {
+  csvField,
+  progress,
+  readState,
+  serviceFrom,
+  tokenOf,
+  TRANSFER_OPTIONS,
+  UsageError,
+  writeState,
+} from "./lib/transfer.ts";
 
 const USAGE = `Usage: npm run export -- FILE [options]
 
@@ -63,13 +72,7 @@ function csvLine(feature: Feature): string {
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: {
-      base: { type: "string" },
-      "client-id": { type: "string" },
-      "client-secret": { type: "string" },
-      restart: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: TRANSFER_OPTIONS,
   });
   if (values.help) return void console.log(USAGE);
   const [file] = positionals;

@@ -21,6 +21,7 @@ import {
   progress,
   readState,
   serviceFrom,
+  TRANSFER_OPTIONS,
   tokenOf,
   UsageError,
   writeState,
@@ -127,13 +128,7 @@ function problemText(body: string, offset: number): string {
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
-    options: {
-      base: { type: "string" },
-      "client-id": { type: "string" },
-      "client-secret": { type: "string" },
-      restart: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
+    options: TRANSFER_OPTIONS,
   });
   if (values.help) return void console.log(USAGE);
   const [file] = positionals;

@@ -12,6 +12,15 @@ export const DEFAULT_BASE = "http://localhost:8787";
 
 export type Service = { base: string; clientId: string; clientSecret: string };
 
+/** The command-line options both commands take: where the service is, which client, and starting over. */
+export const TRANSFER_OPTIONS = {
+  base: { type: "string" },
+  "client-id": { type: "string" },
+  "client-secret": { type: "string" },
+  restart: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 export class UsageError extends Error {
   override name = "UsageError";
 }
