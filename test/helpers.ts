@@ -4,6 +4,7 @@
  * a fetch that goes through the Worker's own default export.
  */
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
 
 export const BASE = "https://api.example.test";
@@ -110,4 +111,32 @@ export async function allPages<T>(
     url = page.next;
   }
   return pages;
+}
+
+/**
+ * Every page forward from `path`, then every page backward from the last; both must give the same
+ * sequence. Returns the results in forward order.
+ */
+export async function walkBothWays<T extends { id: number }>(who: Caller, path: string): Promise<T[]> {
+  type Page = { results: T[]; next: string | null; previous: string | null };
+  const forward: Page[] = [];
+  let url: string | null = path;
+  while (url) {
+    const response = await who.get(url);
+    expect(response.status, await response.clone().text()).toBe(200);
+    const page: Page = await response.json();
+    forward.push(page);
+    url = page.next;
+  }
+  const all = forward.flatMap((p) => p.results);
+  const backward: T[][] = [];
+  url = forward[forward.length - 1]!.previous;
+  while (url) {
+    const page: Page = await (await who.get(url)).json();
+    backward.unshift(page.results);
+    url = page.previous;
+  }
+  const last = forward[forward.length - 1]!.results;
+  expect([...backward.flat(), ...last].map((r) => r.id)).toEqual(all.map((r) => r.id));
+  return all;
 }

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { contains, distance, type BBox, type Point } from "../src/db/geo";
-import { caller, createPinpoint, json, type Caller } from "./helpers";
+import { caller, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
 
 type Row = {
   id: number;
@@ -130,29 +130,7 @@ beforeAll(async () => {
   rows = results.map((r) => ({ ...r, tags: JSON.parse(r.tags) as string[] }));
 }, 120_000);
 
-/** Every page forward, then every page backward from the last; both must give the same sequence. */
-async function walk(who: Caller, path: string): Promise<Found[]> {
-  const forward: Page[] = [];
-  let url: string | null = path;
-  while (url) {
-    const response = await who.get(url);
-    expect(response.status, await response.clone().text()).toBe(200);
-    const page: Page = await response.json();
-    forward.push(page);
-    url = page.next;
-  }
-  const all = forward.flatMap((p) => p.results);
-  const backward: Found[][] = [];
-  url = forward[forward.length - 1]!.previous;
-  while (url) {
-    const page: Page = await (await who.get(url)).json();
-    backward.unshift(page.results);
-    url = page.previous;
-  }
-  const last = forward[forward.length - 1]!.results;
-  expect([...backward.flat(), ...last].map((r) => r.id)).toEqual(all.map((r) => r.id));
-  return all;
-}
+const walk = (who: Caller, path: string) => walkBothWays<Found>(who, path);
 
 const ids = (found: { id: number }[]) => found.map((r) => r.id);
 
