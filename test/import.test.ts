@@ -169,7 +169,7 @@ describe("POST /v3.0/pinpoints with a FeatureCollection", () => {
       "/features/3/properties/tags",
       "/features/4/properties/media_file",
       "/features/5",
-      "/features/6/geometry/coordinates/1",
+      "/features/6/geometry/coordinates",
       "/features/7/properties/name",
     ]);
     expect(problem.errors[1]!.detail).toMatch(/only points/);
