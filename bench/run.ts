@@ -6,7 +6,9 @@
  * bench/results/latest.json. Talks only to 127.0.0.1; stops by itself.
  *
  * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
- * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all).
+ * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all but
+ * `scale`, which takes about twenty minutes: bench/scale.ts, with
+ * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -26,6 +28,7 @@ import {
 } from "./runtime.ts";
 import { measureMemory } from "./memory.ts";
 import { GOALS, buildGroups, type Group } from "./scenarios.ts";
+import { measureScale, renderScale } from "./scale.ts";
 import { SCALE } from "./seed.ts";
 import { startStack } from "./setup.ts";
 
@@ -35,8 +38,11 @@ const settings = {
   connections: Number(process.env.BENCH_CONNECTIONS ?? 16),
   groups: process.env.BENCH_GROUPS?.split(",").filter(Boolean) ?? null,
 };
+/** The scale group seeds a million rows: only when asked for by name. */
+const withScale = settings.groups?.includes("scale") ?? false;
+const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale");
 /** Whatever happens, the run ends before this. */
-const DEADLINE_MS = 9.5 * 60 * 1000;
+const DEADLINE_MS = ((otherGroups ? 9.5 : 0) + (withScale ? 30 : 0)) * 60 * 1000;
 const started = performance.now();
 const dir = mkdtempSync(join(tmpdir(), "poi-bench-"));
 const log = (message: string) =>
@@ -217,11 +223,27 @@ function evaluateGoals(groups: GroupResult[]) {
   });
 }
 
+/** Writes `value` as JSON formatted as the rest of the repository, so `npm run check` (prettier --check) passes on a fresh result. */
+async function writeResult(path: string, value: unknown) {
+  mkdirSync("bench/results", { recursive: true });
+  const options = { ...(await prettier.resolveConfig(path)), filepath: path };
+  writeFileSync(path, await prettier.format(JSON.stringify(value), options));
+}
+
 async function main() {
   log(`settings: ${JSON.stringify(settings)}`);
+  if (!withScale) log("the scale group (about twenty minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
   const bundle = buildBundle(join(dir, "bundle"));
   log(`bundle: ${bundle.bytes} bytes, ${bundle.gzipBytes} gzip (${bundle.wranglerReport ?? "no wrangler report"})`);
+  if (otherGroups) await runMain(bundle);
+  if (withScale) {
+    const scale = await measureScale(join(dir, "scale"), bundle, log);
+    await writeResult("bench/results/scale.json", scale);
+    console.log(renderScale(scale));
+  }
+}
 
+async function runMain(bundle: Bundle) {
   const startup = await measureStartup(bundle);
   log(`startup: ${JSON.stringify(startup)}`);
 
@@ -236,33 +258,33 @@ async function main() {
   cleanups.push(() => rt.dispose());
   log(`runtime ready in ${readyMs.toFixed(0)} ms; workerd pid ${rt.workerdPid}`);
   log(`seeded ${JSON.stringify(seeded.rows)} in ${seeded.millis.toFixed(0)} ms`);
+  try {
+    const loadDir = join(dir, "bodies");
+    mkdirSync(loadDir);
+    const all = await buildGroups(rt, seeded, token, loadDir);
+    const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
+    const load = startLoad();
+    const groupResults = await runGroups(groups, load, rt.workerdPid);
 
-  const loadDir = join(dir, "bodies");
-  mkdirSync(loadDir);
-  const all = await buildGroups(rt, seeded, token, loadDir);
-  const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
-  const load = startLoad();
-  const groupResults = await runGroups(groups, load, rt.workerdPid);
-
-  const report: Report = {
-    date: new Date().toISOString(),
-    machine: machine(),
-    settings: { ...settings, tool: "autocannon", runtime: "workerd via Miniflare's API (direct sockets)" },
-    scale: { ...SCALE, rows: seeded.rows, seedMs: seeded.millis },
-    bundle: { bytes: bundle.bytes, gzipBytes: bundle.gzipBytes, wrangler: bundle.wranglerReport },
-    startup,
-    memory,
-    groups: groupResults,
-    goals: evaluateGoals(groupResults),
-    totalSeconds: 0,
-  };
-  report.totalSeconds = (performance.now() - started) / 1000;
-  mkdirSync("bench/results", { recursive: true });
-  // Formatted as the rest of the repository, so `npm run check` (prettier --check) passes on a fresh result.
-  const path = "bench/results/latest.json";
-  const options = { ...(await prettier.resolveConfig(path)), filepath: path };
-  writeFileSync(path, await prettier.format(JSON.stringify(report), options));
-  printReport(report);
+    const report: Report = {
+      date: new Date().toISOString(),
+      machine: machine(),
+      settings: { ...settings, tool: "autocannon", runtime: "workerd via Miniflare's API (direct sockets)" },
+      scale: { ...SCALE, rows: seeded.rows, seedMs: seeded.millis },
+      bundle: { bytes: bundle.bytes, gzipBytes: bundle.gzipBytes, wrangler: bundle.wranglerReport },
+      startup,
+      memory,
+      groups: groupResults,
+      goals: evaluateGoals(groupResults),
+      totalSeconds: 0,
+    };
+    report.totalSeconds = (performance.now() - started) / 1000;
+    await writeResult("bench/results/latest.json", report);
+    printReport(report);
+  } finally {
+    // The scale group starts runtimes of its own: this one goes first.
+    await rt.dispose();
+  }
 }
 
 try {

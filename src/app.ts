@@ -15,8 +15,6 @@ import { changeRoutes, type ObjectJson } from "./changes/routes";
 import type { AppEnv } from "./core/env";
 import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
-import { geojsonVariant } from "./geojson/negotiate";
-import { eventFeatures, pinpointFeatures } from "./geojson/resources";
 import { withConfig } from "./http/config";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
@@ -90,9 +88,6 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/oauth2/token", tokenRoutes)
   // Public: media URLs carry no token, so an <img> can load them.
   .route("/media", mediaRoutes)
-  // GeoJSON on request (Accept or format=geojson), made from the JSON answer of the same routes.
-  .use("/v3.0/pinpoints/*", geojsonVariant(pinpointFeatures))
-  .use("/v3.0/events/*", geojsonVariant(eventFeatures))
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
   .route("/v3.0/categories", categoryRoutes)

@@ -1,11 +1,14 @@
 /**
  * Bulk import of a GeoJSON FeatureCollection: ids in order, the same field
  * rules as a single create, all or nothing with a pointer per bad feature,
- * limits (1,001 features, an oversized body), categories of other accounts.
+ * limits (1,001 features, an oversized body), categories of other accounts,
+ * and retries under one Idempotency-Key (what `npm run import` sends).
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { call, caller, json, type Caller } from "./helpers";
+import { app } from "../src/app";
+import { BASE, call, caller, json, type Caller } from "./helpers";
 
 type Problem = { status: number; detail: string; errors: { pointer: string; detail: string }[] };
 
@@ -17,8 +20,56 @@ const point = (i: number, properties: Record<string, unknown> = {}, coordinates?
 
 const collection = (features: unknown[]) => ({ type: "FeatureCollection", features });
 
-const importBody = (who: Caller, body: unknown) =>
-  who.send("POST", "/v3.0/pinpoints", body, { "Content-Type": "application/geo+json" });
+const importBody = (who: Caller, body: unknown, headers: Record<string, string> = {}) =>
+  who.send("POST", "/v3.0/pinpoints", body, { "Content-Type": "application/geo+json", ...headers });
+
+/**
+ * Sends an import through the app with the real database, running `meanwhile`
+ * when the import starts writing its features (its second D1 batch: the first
+ * claims the Idempotency-Key), before the write: a retry landing while the
+ * first request is still running, made deterministic.
+ */
+async function importDuringWrite(
+  who: Caller,
+  body: unknown,
+  key: string,
+  meanwhile: () => Promise<unknown>,
+): Promise<Response> {
+  let batches = 0;
+  const db = new Proxy(env.DB, {
+    get(target, property) {
+      if (property === "batch") {
+        return async (...args: Parameters<D1Database["batch"]>) => {
+          if (++batches === 2) await meanwhile();
+          return target.batch(...args);
+        };
+      }
+      const value: unknown = Reflect.get(target, property);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  const request = new Request(new URL("/v3.0/pinpoints", BASE), {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${who.token}`,
+      "Content-Type": "application/geo+json",
+      "Idempotency-Key": key,
+    },
+    body: JSON.stringify(body),
+  });
+  const ctx = createExecutionContext();
+  const response = await app.fetch(request, { ...env, DB: db }, ctx);
+  await waitOnExecutionContext(ctx);
+  expect(batches, "the import wrote through the held batch").toBeGreaterThanOrEqual(2);
+  return response;
+}
+
+const idsOf = async (accountId: number) =>
+  (
+    await env.DB.prepare("SELECT id FROM pinpoints WHERE account_id = ? ORDER BY id")
+      .bind(accountId)
+      .all<{ id: number }>()
+  ).results.map((row) => row.id);
 
 /** A body sent as given, not serialized. */
 const importText = (who: Caller, text: string) =>
@@ -118,7 +169,7 @@ describe("POST /v3.0/pinpoints with a FeatureCollection", () => {
       "/features/3/properties/tags",
       "/features/4/properties/media_file",
       "/features/5",
-      "/features/6/geometry/coordinates/1",
+      "/features/6/geometry/coordinates",
       "/features/7/properties/name",
     ]);
     expect(problem.errors[1]!.detail).toMatch(/only points/);
@@ -164,6 +215,66 @@ describe("POST /v3.0/pinpoints with a FeatureCollection", () => {
     const response = await importText(a, big);
     expect(response.status).toBe(413);
     expect(await countOf(a.accountId)).toBe(0);
+  });
+
+  it("parallel retries with one Idempotency-Key import once", async () => {
+    const a = await caller();
+    const key = crypto.randomUUID();
+    const body = collection(Array.from({ length: 300 }, (_, i) => point(i)));
+    const responses = await Promise.all(
+      Array.from({ length: 16 }, () => importBody(a, body, { "Idempotency-Key": key })),
+    );
+    const statuses = responses.map((r) => r.status);
+    expect(
+      statuses.every((s) => s === 201 || s === 409),
+      statuses.join(),
+    ).toBe(true);
+    const firsts = responses.filter((r) => r.status === 201 && r.headers.get("Idempotent-Replayed") === null);
+    expect(firsts).toHaveLength(1);
+    const first = await firsts[0]!.text();
+    for (const other of responses.filter((r) => r !== firsts[0])) {
+      expect(await other.text()).toEqual(
+        other.status === 201 ? first : expect.stringContaining("idempotency_key_in_use"),
+      );
+    }
+    const { ids } = JSON.parse(first) as { ids: number[] };
+    expect(ids).toHaveLength(300);
+    expect(await idsOf(a.accountId)).toEqual(ids);
+  });
+
+  it("retries while the import is writing get 409; later ones replay it; another body under the key is a 422", async () => {
+    const a = await caller();
+    const key = crypto.randomUUID();
+    const body = collection(Array.from({ length: 1000 }, (_, i) => point(i)));
+    const retry = () => importBody(a, body, { "Idempotency-Key": key });
+    let during: Response[] = [];
+    const first = await importDuringWrite(a, body, key, async () => {
+      during = await Promise.all(Array.from({ length: 16 }, retry));
+    });
+    expect(first.status).toBe(201);
+    expect(first.headers.get("Idempotent-Replayed")).toBeNull();
+    const firstBody = await first.text();
+    expect(during).toHaveLength(16);
+    for (const response of during) {
+      expect(response.status).toBe(409);
+      expect((await json<{ type: string }>(response)).type).toBe("urn:poi-api:problem:idempotency_key_in_use");
+      expect(response.headers.get("Retry-After")).toBe("1");
+    }
+    const after = await Promise.all(Array.from({ length: 16 }, retry));
+    for (const response of after) {
+      expect(response.status).toBe(201);
+      expect(response.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(response.headers.get("Content-Type")).toBe(first.headers.get("Content-Type"));
+      expect(await response.text()).toBe(firstBody);
+    }
+    const { ids } = JSON.parse(firstBody) as { ids: number[] };
+    expect(ids).toHaveLength(1000);
+    expect(await idsOf(a.accountId)).toEqual(ids);
+
+    const other = await importBody(a, collection([point(1000)]), { "Idempotency-Key": key });
+    expect(other.status).toBe(422);
+    expect((await json<{ type: string }>(other)).type).toBe("urn:poi-api:problem:idempotency_key_reused");
+    expect(await idsOf(a.accountId)).toEqual(ids);
   });
 
   it("needs the write scope", async () => {

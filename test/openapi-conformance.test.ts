@@ -9,7 +9,7 @@
 import { Validator, type Schema } from "@cfworker/json-schema";
 import { beforeAll, describe, expect, it } from "vitest";
 import { defaults } from "../src/core/config";
-import { call, caller, createPinpoint, type Caller } from "./helpers";
+import { call, caller, createPinpoint, json, type Caller } from "./helpers";
 import { mediaFile, samples, type SampleType } from "./media-fixtures";
 
 type Json = Record<string, any>;
@@ -47,13 +47,12 @@ function operation(method: string, path: string): Json {
   return found;
 }
 
-/** Whether the document accepts this JSON request body. */
-function documentAccepts(method: string, path: string, body: unknown): boolean {
+/** Whether the document accepts this request body of that media type. */
+function documentAccepts(method: string, path: string, body: unknown, mediaType = "application/json"): boolean {
   operation(method, path);
-  return validate(
-    pointer("paths", path, method.toLowerCase(), "requestBody", "content", "application/json", "schema"),
-    body,
-  ).valid;
+  const fragment = pointer("paths", path, method.toLowerCase(), "requestBody", "content", mediaType, "schema");
+  expect(at(fragment), `${method} ${path} documents a ${mediaType} body`).toBeDefined();
+  return validate(fragment, body).valid;
 }
 
 /** The response matches the document: a documented status, its media type and, for JSON, its schema. */
@@ -79,10 +78,16 @@ async function expectDocumented(method: string, path: string, response: Response
   expect(result.valid, `${method} ${path} ${response.status}: ${JSON.stringify(result.errors.slice(0, 3))}`).toBe(true);
 }
 
-/** Sends a JSON body; the server accepts it (2xx) exactly when the document says it is valid. */
-async function expectAgree(method: string, path: string, url: string, body: unknown): Promise<Response> {
-  const accepted = documentAccepts(method, path, body);
-  const response = await a.send(method, url, body);
+/** Sends a body; the server accepts it (2xx) exactly when the document says it is valid. */
+async function expectAgree(
+  method: string,
+  path: string,
+  url: string,
+  body: unknown,
+  mediaType = "application/json",
+): Promise<Response> {
+  const accepted = documentAccepts(method, path, body, mediaType);
+  const response = await a.send(method, url, body, { "Content-Type": mediaType });
   const copy = response.clone();
   await expectDocumented(method, path, response);
   expect(
@@ -216,5 +221,103 @@ describe("media route", () => {
       await call(url.pathname, { method: "HEAD", headers: { Range: "bytes=0-3" } }),
     );
     expect(samples["image/png"].byteLength).toBeGreaterThan(4);
+  });
+});
+
+describe("GeoJSON", () => {
+  const GEOJSON = "application/geo+json";
+
+  it("documents both representations of every read that has them, and format=", async () => {
+    const pinpoint = await createPinpoint(a, { altitude: 35, tags: ["x"] });
+    const flat = await createPinpoint(a);
+    const event = await json<{ id: number }>(
+      await a.send("POST", "/v3.0/events", {
+        name: "Concert",
+        pinpoint: pinpoint.id,
+        dates: [{ start: "2026-11-21T18:30:00Z", end: "2026-11-21T20:00:00Z" }],
+      }),
+    );
+    const reads: [string, string][] = [
+      ["/v3.0/pinpoints", "/v3.0/pinpoints?limit=3"],
+      ["/v3.0/pinpoints", `/v3.0/pinpoints?latitude=1&longitude=2&limit=3`],
+      ["/v3.0/pinpoints/{id}", `/v3.0/pinpoints/${pinpoint.id}`],
+      ["/v3.0/pinpoints/{id}", `/v3.0/pinpoints/${flat.id}`],
+      ["/v3.0/events", "/v3.0/events?limit=3"],
+      ["/v3.0/events/{id}", `/v3.0/events/${event.id}`],
+    ];
+    for (const [path, url] of reads) {
+      const op = operation("GET", path);
+      expect(Object.keys(op.responses["200"].content).sort(), path).toEqual([
+        "application/geo+json",
+        "application/json",
+      ]);
+      const asked = [
+        await a.get(url, { Accept: GEOJSON }),
+        await a.get(`${url}${url.includes("?") ? "&" : "?"}format=geojson`),
+        await a.get(url),
+      ];
+      expect(asked.map((r) => r.headers.get("Content-Type")?.split(";")[0])).toEqual([
+        GEOJSON,
+        GEOJSON,
+        "application/json",
+      ]);
+      for (const response of asked) await expectDocumented("GET", path, response);
+
+      // `format` takes exactly the values the document lists.
+      const parameter = op.parameters.find((p: Json) => p.name === "format" && p.in === "query");
+      expect(parameter, `${path} documents format`).toBeDefined();
+      for (const format of ["json", "geojson", "kml", "GeoJSON", ""]) {
+        const documented = new Validator(parameter.schema, "2020-12").validate(format).valid;
+        const response = await a.get(`${url}${url.includes("?") ? "&" : "?"}format=${format}`);
+        expect(response.status < 300, `${path} format=${format}`).toBe(documented);
+        await expectDocumented("GET", path, response);
+      }
+    }
+  });
+
+  it("documents exactly the imports the server accepts, and its answers", async () => {
+    const feature = (coordinates: unknown, properties: unknown = { name: "Place" }, type = "Point") => ({
+      type: "Feature",
+      geometry: { type, coordinates },
+      properties,
+    });
+    const collection = (...features: unknown[]) => ({ type: "FeatureCollection", features });
+    const bodies: unknown[] = [
+      collection(
+        feature([2.2945, 48.8584, 35], {
+          name: "Tower",
+          address: "Champ de Mars",
+          category: 1,
+          description: "<p>Iron</p>",
+          media_credits: "me",
+          tags: ["a", "b"],
+        }),
+        feature([-180, -90], { name: "Corner", id: 7, created_at: "ignored", altitude: 5 }),
+      ),
+      collection(feature([200, 0])),
+      collection(feature([0, 91])),
+      collection(feature([0, 0, 100_001])),
+      collection(feature([1])),
+      collection(feature([1, 2, 3, 4])),
+      collection(feature(["1", 2])),
+      collection(feature([1, 2], {})),
+      collection(feature([1, 2], { name: "   " })),
+      collection(feature([1, 2], null)),
+      collection(feature([1, 2], { name: "x", tags: "a" })),
+      collection(feature([1, 2], { name: "x", media_file: { content: "AA==", type: "image/png" } })),
+      collection(feature([[1, 2]], { name: "x" }, "LineString")),
+      collection({ type: "feature", geometry: { type: "Point", coordinates: [1, 2] }, properties: { name: "x" } }),
+      collection(),
+      collection(...Array.from({ length: 1001 }, (_, i) => feature([0, 0], { name: `p${i}` }))),
+      collection(...Array.from({ length: 1000 }, (_, i) => feature([i % 180, 0], { name: `p${i}` }))),
+      feature([1, 2]),
+      { type: "FeatureCollection" },
+    ];
+    let created = 0;
+    for (const body of bodies) {
+      const response = await expectAgree("POST", "/v3.0/pinpoints", "/v3.0/pinpoints", body, GEOJSON);
+      if (response.status === 201) created++;
+    }
+    expect(created).toBe(2);
   });
 });

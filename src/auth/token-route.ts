@@ -64,7 +64,7 @@ const issueToken = operation({
     "`Authorization: Bearer <token>`; it expires after `expires_in` seconds.",
   operationId: "createToken",
   tags: ["authentication"],
-  body: { schema: tokenRequest, mediaTypes: ["application/x-www-form-urlencoded", "multipart/form-data"] },
+  body: { "application/x-www-form-urlencoded": tokenRequest, "multipart/form-data": tokenRequest },
   responses: {
     200: { schema: tokenJson, headers: { "Cache-Control": { description: "`no-store`" } } },
     400: { description: "`invalid_request`, `unsupported_grant_type` or `invalid_scope`", schema: oauthErrorJson },

@@ -155,7 +155,7 @@ export const listPinpoints = sqliteTable(
  * inside the D1 batch that writes the list's memberships. While it does, the
  * membership triggers only set `changed` instead of bumping the list's version
  * per row, and deleting the row bumps the version once if anything changed
- * (migrations/0007_membership_batches.sql). Outside a batch (a pinpoint's
+ * (migrations/0008_membership_batches.sql). Outside a batch (a pinpoint's
  * deletion cascading, any other writer) every membership row bumps it.
  */
 export const listBatches = sqliteTable("list_batches", {

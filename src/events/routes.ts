@@ -6,6 +6,9 @@
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
 import { checkPoint, instantParam, searchParams } from "../fields/search-params";
+import { GEOJSON } from "../geojson/features";
+import { geojsonVariant } from "../geojson/negotiate";
+import { eventFeatures } from "../geojson/resources";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { assertVersion } from "../db/versions";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
@@ -16,7 +19,14 @@ import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
 import { eventToJson } from "./json";
-import { eventCreate, eventJson, eventUpdate, foundEventJson } from "./schemas";
+import {
+  eventCreate,
+  eventFeatureCollectionJson,
+  eventFeatureJson,
+  eventJson,
+  eventUpdate,
+  foundEventJson,
+} from "./schemas";
 import { eventSortKeyOf, searchEvents, type EventSearch } from "./search";
 import { assertEventPinpoint, assertPinpointOwner, eventForUpdate, eventRows, pagePinpointEvents } from "./store";
 
@@ -62,7 +72,12 @@ const operations = {
       "otherwise with `q`, by relevance (every word in the name, then in the name or tags, then anywhere). " +
       "`bbox`, `radius`, `q`, `tags` and `updated_since` also filter. Every order pages with `next`/`previous`.",
     operationId: "listEvents",
-    responses: { 200: pageOf(foundEventJson) },
+    responses: {
+      200: {
+        description: "A page of events; in GeoJSON, a FeatureCollection of them at their pinpoints",
+        content: { "application/json": pageOf(foundEventJson), [GEOJSON]: eventFeatureCollectionJson },
+      },
+    },
     errors: [404],
   }),
   create: operation({
@@ -76,7 +91,13 @@ const operations = {
   get: operation({
     summary: "Get an event",
     operationId: "getEvent",
-    responses: { 200: eventJson, 304: notModifiedResponse },
+    responses: {
+      200: {
+        description: "The event; in GeoJSON, a Feature at its pinpoint",
+        content: { "application/json": eventJson, [GEOJSON]: eventFeatureJson },
+      },
+      304: notModifiedResponse,
+    },
   }),
   update: operation({
     summary: "Change an event",
@@ -94,10 +115,13 @@ const operations = {
   }),
 };
 
+/** GeoJSON on request (Accept or format=geojson), made from the JSON answer of each GET. */
+const geojson = geojsonVariant(eventFeatures);
+
 export const eventRoutes = resourceApp()
   .get(
     "/",
-    ...operations.list(validate("query", eventQuery), async (c) => {
+    ...operations.list(validate("query", eventQuery), geojson, async (c) => {
       const query = c.req.valid("query");
       const { accountId } = c.var.principal;
       const { pinpoint } = query;
@@ -163,7 +187,7 @@ export const eventRoutes = resourceApp()
   )
   .get(
     `/${ID}`,
-    ...operations.get(async (c) => {
+    ...operations.get(geojson, async (c) => {
       const row = await eventRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
       return jsonWithETag(c, row.version, eventToJson(row, mediaUrls(c)));
     }),

@@ -6,6 +6,7 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import * as z from "zod";
 import { events } from "../db/schema";
 import * as field from "../fields/schemas";
+import { featureCollectionSchema, featureSchema, pointSchema } from "../geojson/features";
 import { mediaFile } from "../media/file";
 import { dateList } from "./dates";
 
@@ -71,3 +72,13 @@ export const foundEventJson = eventJson
       .meta({ description: "Metres from `latitude`/`longitude` to the event's pinpoint; only when they are given" }),
   })
   .meta({ id: "EventResult" });
+
+/** An event in GeoJSON: a Feature at its pinpoint's location (null only if the pinpoint vanished meanwhile). */
+export const eventFeatureJson = featureSchema(eventJson.omit({ id: true }), pointSchema.nullable()).meta({
+  id: "EventFeature",
+});
+
+/** A page of events in GeoJSON. */
+export const eventFeatureCollectionJson = featureCollectionSchema(
+  featureSchema(foundEventJson.omit({ id: true }), pointSchema.nullable()).meta({ id: "EventResultFeature" }),
+).meta({ id: "EventFeatureCollection" });

@@ -4,15 +4,46 @@
  * and its other fields as properties; an event is a Feature at its pinpoint's
  * location; a page is a FeatureCollection whose links carry the page's own
  * next/previous URLs. Pure functions over the plain JSON each resource
- * already returns, so both representations cannot disagree on a field.
+ * already returns, so both representations cannot disagree on a field. The
+ * shapes are zod schemas, from which the types here and each resource's
+ * documented Feature (its JSON schema's fields as properties) are built.
  */
+import * as z from "zod";
 
 export const GEOJSON = "application/geo+json";
 
-export type Position = [number, number] | [number, number, number];
-export type Point = { type: "Point"; coordinates: Position };
+/** `[longitude, latitude]`, or with the altitude third. */
+const position = z.union([z.tuple([z.number(), z.number()]), z.tuple([z.number(), z.number(), z.number()])]);
+
+export const pointSchema = z
+  .object({ type: z.literal("Point"), coordinates: position })
+  .meta({ id: "Point", description: "`[longitude, latitude]`, altitude third when the pinpoint has one" });
+
 /** OGC API and RFC 8288 style link; `type` is always given (OGC /req/core/fc-links). */
-export type Link = { href: string; rel: string; type: string; title?: string };
+export const linkSchema = z
+  .object({ href: z.url(), rel: z.string(), type: z.string(), title: z.string().optional() })
+  .meta({ id: "Link" });
+
+/** A Feature whose properties are `properties` (a resource's JSON less what the geometry carries). */
+export const featureSchema = <Properties extends z.ZodType>(
+  properties: Properties,
+  geometry: z.ZodType = pointSchema,
+) =>
+  z.object({
+    type: z.literal("Feature"),
+    id: z.number().int(),
+    geometry,
+    properties,
+    links: z.array(linkSchema).optional(),
+  });
+
+/** A page of features, with its `self`, `next`, `prev` and `alternate` links. */
+export const featureCollectionSchema = <Feature extends z.ZodType>(feature: Feature) =>
+  z.object({ type: z.literal("FeatureCollection"), features: z.array(feature), links: z.array(linkSchema) });
+
+export type Position = z.output<typeof position>;
+export type Point = z.output<typeof pointSchema>;
+export type Link = z.output<typeof linkSchema>;
 export type Feature = {
   type: "Feature";
   id: number;

@@ -2,17 +2,28 @@
  * Content negotiation between our JSON and GeoJSON: a client asks for GeoJSON
  * with `Accept: application/geo+json` (preferred over `application/json`) or
  * `format=geojson` (for links and browsers); JSON stays the default. Both
- * representations come from the same handler: this middleware turns its JSON
- * answer into Features afterwards, so every filter of the collection works in
- * both without the handlers knowing. Responses say `Vary: Accept`.
+ * representations come from the same handler: this middleware, in each GET
+ * route's handlers, turns its JSON answer into Features afterwards, so every
+ * filter of the collection works in both without the handlers knowing.
+ * Responses say `Vary: Accept`.
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
+import * as z from "zod";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
+import { markValidation } from "../http/route-metadata";
 import { featureCollection, GEOJSON, geojsonHref, pageLinks, type Feature, type Link } from "./features";
 
 const FORMATS = ["json", "geojson"] as const;
+
+/** The `format` parameter as `wantsGeoJson` reads it, for the reference. */
+const formatQuery = z.object({
+  format: z
+    .enum(FORMATS)
+    .optional()
+    .meta({ description: "`geojson` answers GeoJSON (`application/geo+json`) whatever `Accept` says; `json`, JSON" }),
+});
 
 /** The quality a media range list gives `type`: its most specific matching range wins (RFC 9110 §12.5.1). */
 function quality(accept: string, type: string): { q: number; position: number } {
@@ -68,11 +79,14 @@ function jsonAlternate(href: string): Link {
 /**
  * Middleware for a resource's GET routes: a page (`{results, next, previous}`)
  * becomes a FeatureCollection with `self`/`next`/`prev` links, a single item a
- * Feature with a `self` link. Errors stay problem details.
+ * Feature with a `self` link. Errors stay problem details. It checks `format`,
+ * and says so to the reference.
  */
 export const geojsonVariant = (toFeatures: ToFeatures) =>
+  markValidation(createGeojsonVariant(toFeatures), { target: "query", schema: formatQuery });
+
+const createGeojsonVariant = (toFeatures: ToFeatures) =>
   createMiddleware<AppEnv>(async function geojsonVariant(c, next) {
-    if (c.req.method !== "GET" && c.req.method !== "HEAD") return next();
     const geo = wantsGeoJson(c);
     await next();
     c.res.headers.append("Vary", "Accept");

@@ -18,13 +18,15 @@ const HIDDEN = Symbol("openapi.hidden");
 /** What a `validate(target, schema)` middleware checks. */
 export type Validation = { target: keyof ValidationTargets; schema: z.ZodType };
 
-/** One documented response: a JSON body (or none), and headers worth naming. */
+/** One documented response: a JSON body (or none), or a body per media type, and headers worth naming. */
 export type ResponseSpec = {
   description?: string;
   /** The body's schema; absent for a response without a body (204). */
   schema?: z.ZodType;
   /** The body's media type when it is not `application/json`. */
   mediaType?: string;
+  /** The bodies by media type, for a response negotiated between several (JSON and GeoJSON); instead of `schema`. */
+  content?: Record<string, z.ZodType>;
   headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
 };
 
@@ -49,8 +51,12 @@ export type OperationSpec = {
    * no route of its own to be read off. `except`: statuses of GET that HEAD never answers.
    */
   head?: { summary: string; description?: string; except?: number[] };
-  /** The documented body, when the validator is deliberately looser than the contract. */
-  body?: { schema: z.ZodType; mediaTypes?: string[] };
+  /**
+   * Request bodies by media type, beside the validator's (`json`: `application/json`; `form`: both form
+   * types): one the route takes before its validator (a GeoJSON import), or, for a media type the
+   * validator also reads, the contract where the validator is deliberately looser.
+   */
+  body?: Record<string, z.ZodType>;
 };
 
 type Marked = { [VALIDATION]?: Validation; [OPERATION]?: OperationSpec; [TOKEN_REQUIRED]?: true; [HIDDEN]?: true };

@@ -4,7 +4,7 @@
  * atomically: the list's owner, the named pinpoints that cannot be applied,
  * and the write itself, bracketed by the `list_batches` row that makes the
  * list's version (its ETag and change-log entry) move once per batch, and only
- * if a membership changed (migrations/0007_membership_batches.sql). The ids
+ * if a membership changed (migrations/0008_membership_batches.sql). The ids
  * travel as one JSON parameter expanded by json_each(), so no statement comes
  * near D1's limit of 100 bound parameters. Valid items are applied even when
  * others fail; each failure is reported by index.

@@ -372,19 +372,21 @@ function describeOperation(
   }
 
   const bodyValidation = validations.find((v) => v.target === "json" || v.target === "form");
-  const body =
-    spec?.body ??
-    (bodyValidation && {
-      schema: bodyValidation.schema,
-      mediaTypes:
-        bodyValidation.target === "json"
-          ? ["application/json"]
-          : ["application/x-www-form-urlencoded", "multipart/form-data"],
-    });
-  const mediaTypes = body ? (body.mediaTypes ?? ["application/json"]) : [];
-  const requestBody = body && {
+  const validatedTypes = !bodyValidation
+    ? []
+    : bodyValidation.target === "json"
+      ? ["application/json"]
+      : ["application/x-www-form-urlencoded", "multipart/form-data"];
+  const bodies: Record<string, z.ZodType> = {
+    ...Object.fromEntries(validatedTypes.map((type) => [type, bodyValidation!.schema])),
+    ...spec?.body,
+  };
+  const mediaTypes = Object.keys(bodies);
+  const requestBody = mediaTypes.length > 0 && {
     required: true,
-    content: Object.fromEntries(mediaTypes.map((type) => [type, { schema: writer.convert(body.schema, "input") }])),
+    content: Object.fromEntries(
+      Object.entries(bodies).map(([type, schema]) => [type, { schema: writer.convert(schema, "input") }]),
+    ),
   };
 
   const responses: Record<string, unknown> = {};
@@ -392,14 +394,19 @@ function describeOperation(
     const response: ResponseSpec = given instanceof z.ZodType ? { schema: given } : given;
     const headers = { ...response.headers };
     if (status === "201") headers.Location ??= { description: "The URL of the new resource" };
+    const bodies =
+      response.content ??
+      (response.schema || response.mediaType
+        ? { [response.mediaType ?? "application/json"]: response.schema }
+        : undefined);
     const content =
-      response.schema || response.mediaType
-        ? {
-            [response.mediaType ?? "application/json"]: response.schema
-              ? { schema: writer.convert(response.schema, "output") }
-              : {},
-          }
-        : undefined;
+      bodies &&
+      Object.fromEntries(
+        Object.entries(bodies).map(([type, schema]) => [
+          type,
+          schema ? { schema: writer.convert(schema, "output") } : {},
+        ]),
+      );
     responses[status] = {
       description: response.description ?? SUCCESS_DESCRIPTIONS[Number(status)] ?? "Response",
       ...(Object.keys(headers).length > 0
@@ -417,7 +424,7 @@ function describeOperation(
   }
   const errors = new Set(spec?.errors ?? []);
   if (secured) [401, 403, 429].forEach((s) => errors.add(s));
-  if (validations.length > 0 || body) errors.add(400);
+  if (validations.length > 0 || mediaTypes.length > 0) errors.add(400);
   if (mediaTypes.includes("application/json")) [413, 415].forEach((s) => errors.add(s));
   if (params.length > 0) errors.add(404);
   for (const status of [...errors].sort((a, b) => a - b)) {

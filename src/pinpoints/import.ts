@@ -17,7 +17,7 @@ import { categories } from "../db/schema";
 import { sql } from "drizzle-orm";
 import { jsonPointer } from "../http/validation";
 import { insertPinpoints, type BulkRow } from "./bulk-insert";
-import { pinpointCreate } from "./schemas";
+import { location, pinpointCreate } from "./schemas";
 
 export const MAX_IMPORT_FEATURES = 1000;
 
@@ -27,44 +27,52 @@ const GEOJSON_TYPE = /^application\/geo\+json$/i;
 export const isGeoJsonBody = (c: Context) =>
   GEOJSON_TYPE.test(c.req.header("Content-Type")?.split(";")[0]?.trim() ?? "");
 
-/** The body: a FeatureCollection whose features are checked one by one below. */
-const collection = z.object({
-  type: z.literal("FeatureCollection", { error: 'must be "FeatureCollection"' }),
-  features: z
-    .array(z.unknown())
-    .min(1, "must contain at least one feature")
-    .max(MAX_IMPORT_FEATURES, `must contain at most ${MAX_IMPORT_FEATURES} features`),
+/** A Point's coordinates: the pinpoint's longitude, latitude and, optionally, altitude, with their bounds. */
+const position = z.tuple([location.longitude, location.latitude, location.altitude.optional()], {
+  error: "must have two or three numbers: longitude, latitude, altitude",
 });
 
-const position = z
-  .tuple([z.number(), z.number()], z.number())
-  .check(z.refine((p) => p.length <= 3, "must have two or three numbers: longitude, latitude, altitude"));
-
-/** A feature's envelope; its properties are the pinpoint's fields (checked by `pinpointCreate`). */
-const feature = z.object({
-  type: z.literal("Feature", { error: 'must be "Feature"' }),
-  geometry: z.object({
-    type: z.literal("Point", { error: 'must be "Point": only points can be imported' }),
-    coordinates: position,
-  }),
-  properties: z.record(z.string(), z.unknown()).nullable(),
+/** A feature's properties: a pinpoint's fields but those in the geometry; no media (PUT adds them). */
+const importProperties = pinpointCreate.omit({ latitude: true, longitude: true, altitude: true }).extend({
+  media_file: z
+    .never({ error: "media cannot be imported in bulk; add it to the pinpoint afterwards with PUT" })
+    .optional()
+    .meta({ description: "Not in an import: add media to the pinpoint afterwards with PUT" }),
 });
 
-/** Fields of a pinpoint that live in the geometry, and where. */
-const COORDINATE: Record<string, string> = { longitude: "0", latitude: "1", altitude: "2" };
+/** One feature of an import, checked with the same field rules as a single create. */
+const importFeature = z
+  .object({
+    type: z.literal("Feature", { error: 'must be "Feature"' }),
+    geometry: z.object({
+      type: z.literal("Point", { error: 'must be "Point": only points can be imported' }),
+      coordinates: position,
+    }),
+    properties: importProperties,
+  })
+  .meta({ id: "PinpointImportFeature" });
 
-const fieldRules = pinpointCreate.omit({ media_file: true });
+const collectionOf = <Item extends z.ZodType>(item: Item) =>
+  z.object({
+    type: z.literal("FeatureCollection", { error: 'must be "FeatureCollection"' }),
+    features: z
+      .array(item)
+      .min(1, "must contain at least one feature")
+      .max(MAX_IMPORT_FEATURES, `must contain at most ${MAX_IMPORT_FEATURES} features`),
+  });
 
-/** Where a pinpoint field's issue points in feature `index`. */
-function pointerFor(index: number, path: readonly PropertyKey[]): string {
-  const [field, ...rest] = path;
-  const coordinate = COORDINATE[String(field)];
-  const inFeature =
-    coordinate !== undefined
-      ? ["geometry", "coordinates", coordinate]
-      : ["properties", ...(field === undefined ? [] : [field]), ...rest];
-  return jsonPointer(["features", index, ...inFeature]);
-}
+/** The body, for the reference; the import checks its envelope first, then each feature with `importFeature`. */
+export const pinpointImport = collectionOf(importFeature).meta({ id: "PinpointImport" });
+
+const envelope = collectionOf(z.unknown());
+
+/** The answer: the new pinpoints' ids. */
+export const importedJson = z
+  .object({ ids: z.array(z.number().int()).meta({ description: "The new pinpoints' ids, in feature order" }) })
+  .meta({ id: "PinpointImportResult" });
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** Each feature as a row, or every problem of every feature. */
 async function rowsOf(features: unknown[]): Promise<{ rows: BulkRow[]; errors: FieldError[] }> {
@@ -72,9 +80,11 @@ async function rowsOf(features: unknown[]): Promise<{ rows: BulkRow[]; errors: F
   const errors: FieldError[] = [];
   // In order, so the errors come in body order; the sanitizer is asynchronous.
   for (const [index, raw] of features.entries()) {
-    const envelope = feature.safeParse(raw);
-    if (!envelope.success) {
-      const issues = envelope.error.issues;
+    // GeoJSON allows `"properties": null`; here it has no name, which is what the error says.
+    const given = isObject(raw) && raw.properties === null ? { ...raw, properties: {} } : raw;
+    const parsed = await importFeature.safeParseAsync(given);
+    if (!parsed.success) {
+      const issues = parsed.error.issues;
       // Another geometry type makes its coordinates' issues noise.
       const wrongType = issues.some((issue) => issue.path.join("/") === "geometry/type");
       for (const issue of issues) {
@@ -83,30 +93,16 @@ async function rowsOf(features: unknown[]): Promise<{ rows: BulkRow[]; errors: F
       }
       continue;
     }
-    const properties = envelope.data.properties ?? {};
-    if ("media_file" in properties) {
-      errors.push({
-        pointer: jsonPointer(["features", index, "properties", "media_file"]),
-        detail: "media cannot be imported in bulk; add it to the pinpoint afterwards with PUT",
-      });
-    }
-    const [longitude, latitude, altitude = null] = envelope.data.geometry.coordinates;
-    const fields = await fieldRules.safeParseAsync({ ...properties, longitude, latitude, altitude });
-    if (!fields.success) {
-      for (const issue of fields.error.issues) {
-        errors.push({ pointer: pointerFor(index, issue.path), detail: issue.message });
-      }
-      continue;
-    }
-    const value = fields.data;
+    const { geometry, properties: value } = parsed.data;
+    const [longitude, latitude, altitude = null] = geometry.coordinates;
     rows.push({
       name: value.name,
       address: value.address ?? null,
-      altitude: value.altitude ?? null,
+      altitude,
       category: value.category ?? null,
       description: value.description ?? null,
-      latitude: value.latitude,
-      longitude: value.longitude,
+      latitude,
+      longitude,
       media_credits: value.media_credits ?? null,
       tags: value.tags ?? [],
     });
@@ -150,7 +146,7 @@ async function parsedBody(c: Context<AppEnv>): Promise<unknown> {
 
 /** Imports the FeatureCollection and returns the new ids in feature order. */
 export async function importFeatures(c: Context<AppEnv>): Promise<number[]> {
-  const body = collection.safeParse(await parsedBody(c));
+  const body = envelope.safeParse(await parsedBody(c));
   if (!body.success) {
     throw invalid(body.error.issues.map((issue) => ({ pointer: jsonPointer(issue.path), detail: issue.message })));
   }
@@ -171,5 +167,5 @@ export async function importFeatures(c: Context<AppEnv>): Promise<number[]> {
 export const bulkImport = () =>
   createMiddleware<AppEnv>(async function bulkImport(c, next) {
     if (!isGeoJsonBody(c)) return next();
-    return c.json({ ids: await importFeatures(c) }, 201);
+    return c.json({ ids: await importFeatures(c) } satisfies z.output<typeof importedJson>, 201);
   });

@@ -1,8 +1,12 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
+import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
 import { assertVersion } from "../db/versions";
 import { idParam } from "../fields/schemas";
 import { checkPoint, categoryParam, searchParams } from "../fields/search-params";
+import { GEOJSON } from "../geojson/features";
+import { geojsonVariant } from "../geojson/negotiate";
+import { pinpointFeatures } from "../geojson/resources";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
@@ -11,9 +15,16 @@ import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
 import { mediaUrls } from "../media/url";
-import { bulkImport } from "./import";
+import { bulkImport, importedJson, pinpointImport } from "./import";
 import { pinpointToJson } from "./json";
-import { foundPinpointJson, pinpointCreate, pinpointJson, pinpointUpdate } from "./schemas";
+import {
+  foundPinpointJson,
+  pinpointCreate,
+  pinpointFeatureCollectionJson,
+  pinpointFeatureJson,
+  pinpointJson,
+  pinpointUpdate,
+} from "./schemas";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "./search";
 import { assertListOwner, deletePinpoint, pageListPinpoints, pinpointRows } from "./store";
 
@@ -48,21 +59,42 @@ const operations = {
       "else with `q`, by relevance: every word in the name, then in the name, address or tags, then anywhere " +
       "(ties by id). Every order pages with `next`/`previous`.",
     operationId: "listPinpoints",
-    responses: { 200: pageOf(foundPinpointJson) },
+    responses: {
+      200: {
+        description: "A page of pinpoints; in GeoJSON, a FeatureCollection with `next`/`prev` links",
+        content: { "application/json": pageOf(foundPinpointJson), [GEOJSON]: pinpointFeatureCollectionJson },
+      },
+    },
     errors: [404],
   }),
   create: operation({
-    summary: "Create a pinpoint",
+    summary: "Create a pinpoint, or import many from GeoJSON",
     description:
       "`name`, `latitude` and `longitude` are required. `description` is HTML, stored sanitized; " +
-      "`category` must name an existing category; `media_file` uploads an image or video as base64.",
+      "`category` must name an existing category; `media_file` uploads an image or video as base64.\n\n" +
+      "With `Content-Type: application/geo+json`, a bulk import: a FeatureCollection of up to 1,000 Point " +
+      "features whose properties are pinpoint fields (media are added afterwards with PUT). All or nothing: " +
+      "201 with the new ids in feature order, or a 400 naming every bad feature by a JSON pointer into the " +
+      "body (`/features/17/geometry/coordinates/1`) that wrote nothing.",
     operationId: "createPinpoint",
-    responses: { 201: pinpointJson },
+    body: { [GEOJSON]: pinpointImport },
+    responses: {
+      201: {
+        description: "The pinpoint created (a JSON body), or the ids of those imported (a GeoJSON body)",
+        content: { "application/json": z.union([pinpointJson, importedJson]) },
+      },
+    },
   }),
   get: operation({
     summary: "Get a pinpoint",
     operationId: "getPinpoint",
-    responses: { 200: pinpointJson, 304: notModifiedResponse },
+    responses: {
+      200: {
+        description: "The pinpoint; in GeoJSON, a Feature",
+        content: { "application/json": pinpointJson, [GEOJSON]: pinpointFeatureJson },
+      },
+      304: notModifiedResponse,
+    },
   }),
   update: operation({
     summary: "Change a pinpoint",
@@ -81,10 +113,13 @@ const operations = {
   }),
 };
 
+/** GeoJSON on request (Accept or format=geojson), made from the JSON answer of each GET. */
+const geojson = geojsonVariant(pinpointFeatures);
+
 export const pinpointRoutes = resourceApp()
   .get(
     "/",
-    ...operations.list(validate("query", listQuery), async (c) => {
+    ...operations.list(validate("query", listQuery), geojson, async (c) => {
       const query = c.req.valid("query");
       const { accountId } = c.var.principal;
       const { list } = query;
@@ -148,7 +183,7 @@ export const pinpointRoutes = resourceApp()
   )
   .get(
     `/${ID}`,
-    ...operations.get(async (c) => {
+    ...operations.get(geojson, async (c) => {
       const row = await pinpointRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "pinpoint"));
       return jsonWithETag(c, row.version, pinpointToJson(row, mediaUrls(c)));
     }),

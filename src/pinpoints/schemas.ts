@@ -7,23 +7,26 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import * as z from "zod";
 import { pinpoints } from "../db/schema";
 import * as field from "../fields/schemas";
+import { featureCollectionSchema, featureSchema } from "../geojson/features";
 import { mediaFile } from "../media/file";
 
 const between = (min: number, max: number) => `must be between ${min} and ${max}`;
 
+/** Where a pinpoint is; a GeoJSON import reads them from its Points' coordinates. */
+export const location = {
+  latitude: z.number().min(-90, between(-90, 90)).max(90, between(-90, 90)),
+  longitude: z.number().min(-180, between(-180, 180)).max(180, between(-180, 180)),
+  altitude: z.number().min(-20_000, between(-20_000, 100_000)).max(100_000, between(-20_000, 100_000)),
+};
+
 const refinements = {
   // Required on create, optional on update: refined from the column's own schema.
   name: () => field.name,
-  latitude: () => z.number().min(-90, between(-90, 90)).max(90, between(-90, 90)),
-  longitude: () => z.number().min(-180, between(-180, 180)).max(180, between(-180, 180)),
+  latitude: () => location.latitude,
+  longitude: () => location.longitude,
   // Optional everywhere; `null` clears.
   address: field.text(500).optional(),
-  altitude: z
-    .number()
-    .min(-20_000, between(-20_000, 100_000))
-    .max(100_000, between(-20_000, 100_000))
-    .nullable()
-    .optional(),
+  altitude: location.altitude.nullable().optional(),
   category: field.id.nullable().optional(),
   description: field.description.optional(),
   media_credits: field.text(1000).optional(),
@@ -84,3 +87,14 @@ export const foundPinpointJson = pinpointJson
   .meta({ id: "PinpointResult" });
 
 export type FoundPinpointJson = z.output<typeof foundPinpointJson>;
+
+/** The fields GeoJSON carries in a Feature's geometry rather than its properties. */
+const inGeometry = { id: true, latitude: true, longitude: true, altitude: true } as const;
+
+/** A pinpoint in GeoJSON (`Accept: application/geo+json`): its JSON, the location in the geometry. */
+export const pinpointFeatureJson = featureSchema(pinpointJson.omit(inGeometry)).meta({ id: "PinpointFeature" });
+
+/** A page of pinpoints in GeoJSON. */
+export const pinpointFeatureCollectionJson = featureCollectionSchema(
+  featureSchema(foundPinpointJson.omit(inGeometry)).meta({ id: "PinpointResultFeature" }),
+).meta({ id: "PinpointFeatureCollection" });
