@@ -72,7 +72,7 @@ it("the rows already there are indexed: places, text without markup, occurrences
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'musee'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'cafe jardin'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'href OR amp OR b'")).toBe(0);
-  // Prefixes of 2 to 4 characters read the prefix index (migration 0008), longer ones the words.
+  // Prefixes of 2 to 4 characters read the prefix index (migration 0009), longer ones the words.
   expect(await one(`SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH '"mus"*'`)).toBe(300);
   expect(await one(`SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH '"jard"* "musee"*'`)).toBe(300);
   expect(await one(`SELECT count(*) AS n FROM events_fts WHERE events_fts MATCH '"mu"*'`)).toBe(before.events);
