@@ -74,7 +74,7 @@ export async function nearestPage(
   // Short (filters the probe does not apply): grow from the circle read, asking the probe again if no row told it.
   const level = rows.length
     ? Number(rows[0]!.search_level)
-    : Number((await rawRows(d1, sql`SELECT ${probe(options, radii)} AS level`))[0]!.level);
+    : Number((await rawRows(d1, sql`WITH ${probe(options, radii)} SELECT level FROM probe`))[0]!.level);
   let radius = radiusOf(level);
   while (rows.length < take && radius < cap) {
     radius = Math.min(cap, radius * 4);
@@ -83,16 +83,39 @@ export async function nearestPage(
   return rows;
 }
 
-/** SQL: the index of the first probe circle whose boxes hold a page of the account's entries, or -1. */
+/** VALUES rows `(level, radius, min_lon, max_lon, min_lat, max_lat)`, one per box; a row no entry overlaps if none. */
+function boxRows(levels: { level: number; radius: number }[], near: Point, bbox: BBox | undefined): SQL {
+  const rows = levels.flatMap(({ level, radius }) =>
+    searchRects(near, radius, bbox).map((r) => {
+      const bounds = [widen(r.minLon, -1), widen(r.maxLon, 1), widen(r.minLat, -1), widen(r.maxLat, 1)];
+      return `(${[level, radius, ...bounds].join(", ")})`;
+    }),
+  );
+  return sql.raw(rows.length ? rows.join(", ") : "(-1, 0, 1000, 1000, 1000, 1000)");
+}
+
+/** R*Tree bounds from the columns of the box table row `alias`. */
+const rtreeWithin = (accountId: number, alias: string) => {
+  const [account, box] = [literal(Math.trunc(accountId)), sql.raw(alias)];
+  return sql`min_account <= ${account} AND max_account >= ${account} AND max_lon >= ${box}.min_lon AND min_lon <= ${box}.max_lon AND max_lat >= ${box}.min_lat AND min_lat <= ${box}.max_lat`;
+};
+
+/**
+ * The CTEs `probes` (the probe circles' boxes, smallest first) and `probe`:
+ * the level of the first box holding a page of the account's entries, or -1.
+ * The boxes are read in the order written and the first that holds stops the
+ * search. A level split into two boxes counts each alone, so one whose page is
+ * split may be passed over for the next: a larger circle, as right.
+ */
 function probe({ accountId, near, bbox, take }: NearestOptions, radii: number[]): SQL {
-  if (radii.length === 0) return sql`-1`;
-  // CASE evaluates its branches in order and stops at the first that holds.
-  const branches = radii.map((r, i) => {
-    const boxes = searchRects(near, r, bbox);
-    const count = boxes.length ? sql`(SELECT count(*) FROM (${rtreeIds(accountId, boxes, take)}))` : sql`0`;
-    return sql`WHEN ${count} >= ${literal(take)} THEN ${literal(i)}`;
-  });
-  return sql`CASE ${sql.join(branches, sql` `)} ELSE -1 END`;
+  const probes = boxRows(
+    radii.map((radius, level) => ({ level, radius })),
+    near,
+    bbox,
+  );
+  const count = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree WHERE ${rtreeWithin(accountId, "probes")} LIMIT ${literal(take)}))`;
+  return sql`probes(level, radius, min_lon, max_lon, min_lat, max_lat) AS (VALUES ${probes}),
+    probe(level) AS MATERIALIZED (SELECT coalesce((SELECT level FROM probes WHERE ${count} >= ${literal(take)} LIMIT 1), -1))`;
 }
 
 /**
@@ -107,20 +130,16 @@ function probedPage(
   page: (within: Within) => SQL,
 ): SQL {
   const { accountId, near, bbox } = options;
-  const rows = [...radii.keys(), -1].flatMap((level) =>
-    searchRects(near, radiusOf(level), bbox).map((r) => {
-      const bounds = [widen(r.minLon, -1), widen(r.maxLon, 1), widen(r.minLat, -1), widen(r.maxLat, 1)];
-      return `(${[level, radiusOf(level), ...bounds].join(", ")})`;
-    }),
+  const circles = boxRows(
+    [...radii.keys(), -1].map((level) => ({ level, radius: radiusOf(level) })),
+    near,
+    bbox,
   );
-  // A circle outside the bbox filter has no box: a row no entry overlaps keeps the join's shape.
-  if (rows.length === 0) rows.push("(-1, 0, 1000, 1000, 1000, 1000)");
-  const account = literal(Math.trunc(accountId));
-  return sql`WITH probe(level) AS MATERIALIZED (SELECT ${probe(options, radii)}),
-    circles(level, radius, min_lon, max_lon, min_lat, max_lat) AS (VALUES ${sql.raw(rows.join(", "))})
+  return sql`WITH ${probe(options, radii)},
+    circles(level, radius, min_lon, max_lon, min_lat, max_lat) AS (VALUES ${circles})
     ${page({
       tables: sql`probe CROSS JOIN circles AS circle ON circle.level = probe.level CROSS JOIN `,
-      ids: sql`SELECT id FROM pinpoints_rtree WHERE min_account <= ${account} AND max_account >= ${account} AND max_lon >= circle.min_lon AND min_lon <= circle.max_lon AND max_lat >= circle.min_lat AND min_lat <= circle.max_lat`,
+      ids: sql`SELECT id FROM pinpoints_rtree WHERE ${rtreeWithin(accountId, "circle")}`,
       radius: sql`circle.radius`,
       level: sql`probe.level`,
     })}`;
