@@ -7,7 +7,7 @@
  *
  * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
  * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all but
- * `scale`, which takes about twenty minutes: bench/scale.ts, with
+ * `scale`, which takes about eight minutes: bench/scale.ts, with
  * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS).
  */
 import { fork, type ChildProcess } from "node:child_process";
@@ -232,7 +232,7 @@ async function writeResult(path: string, value: unknown) {
 
 async function main() {
   log(`settings: ${JSON.stringify(settings)}`);
-  if (!withScale) log("the scale group (about twenty minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
+  if (!withScale) log("the scale group (about eight minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
   const bundle = buildBundle(join(dir, "bundle"));
   log(`bundle: ${bundle.bytes} bytes, ${bundle.gzipBytes} gzip (${bundle.wranglerReport ?? "no wrangler report"})`);
   if (otherGroups) await runMain(bundle);
