@@ -7,8 +7,10 @@
  *
  * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
  * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all but
- * `import`, which takes a quarter of an hour and runs only when named, after
- * the others: bench/import.ts), BENCH_IMPORT_PLACES (1,000,000).
+ * `scale`, which takes about twenty minutes: bench/scale.ts, with
+ * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS, nor `import`, a million places
+ * imported from a file and exported again in four to six minutes, after the
+ * other groups: bench/import.ts, with BENCH_IMPORT_PLACES).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -29,6 +31,7 @@ import {
 import { measureMemory } from "./memory.ts";
 import { runImportGroup } from "./import.ts";
 import { GOALS, buildGroups, type Group } from "./scenarios.ts";
+import { measureScale, renderScale } from "./scale.ts";
 import { SCALE } from "./seed.ts";
 import { startStack } from "./setup.ts";
 
@@ -39,9 +42,12 @@ const settings = {
   groups: process.env.BENCH_GROUPS?.split(",").filter(Boolean) ?? null,
   importPlaces: Number(process.env.BENCH_IMPORT_PLACES ?? 1_000_000),
 };
-const importGroup = settings.groups?.includes("import") ?? false;
-/** Whatever happens, the run ends before this; the import group has a budget of its own on top. */
-const DEADLINE_MS = (9.5 + (importGroup ? 40 : 0)) * 60 * 1000;
+/** The scale and import groups write a million rows each: only when asked for by name. */
+const withScale = settings.groups?.includes("scale") ?? false;
+const withImport = settings.groups?.includes("import") ?? false;
+const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale");
+/** Whatever happens, the run ends before this; the long groups have budgets of their own on top. */
+const DEADLINE_MS = ((otherGroups ? 9.5 : 0) + (withScale ? 30 : 0) + (withImport ? 20 : 0)) * 60 * 1000;
 const started = performance.now();
 const dir = mkdtempSync(join(tmpdir(), "poi-bench-"));
 const log = (message: string) =>
@@ -222,11 +228,27 @@ function evaluateGoals(groups: GroupResult[]) {
   });
 }
 
+/** Writes `value` as JSON formatted as the rest of the repository, so `npm run check` (prettier --check) passes on a fresh result. */
+async function writeResult(path: string, value: unknown) {
+  mkdirSync("bench/results", { recursive: true });
+  const options = { ...(await prettier.resolveConfig(path)), filepath: path };
+  writeFileSync(path, await prettier.format(JSON.stringify(value), options));
+}
+
 async function main() {
   log(`settings: ${JSON.stringify(settings)}`);
+  if (!withScale) log("the scale group (about twenty minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
   const bundle = buildBundle(join(dir, "bundle"));
   log(`bundle: ${bundle.bytes} bytes, ${bundle.gzipBytes} gzip (${bundle.wranglerReport ?? "no wrangler report"})`);
+  if (otherGroups) await runMain(bundle);
+  if (withScale) {
+    const scale = await measureScale(join(dir, "scale"), bundle, log);
+    await writeResult("bench/results/scale.json", scale);
+    console.log(renderScale(scale));
+  }
+}
 
+async function runMain(bundle: Bundle) {
   const startup = await measureStartup(bundle);
   log(`startup: ${JSON.stringify(startup)}`);
 
@@ -241,38 +263,41 @@ async function main() {
   cleanups.push(() => rt.dispose());
   log(`runtime ready in ${readyMs.toFixed(0)} ms; workerd pid ${rt.workerdPid}`);
   log(`seeded ${JSON.stringify(seeded.rows)} in ${seeded.millis.toFixed(0)} ms`);
+  try {
+    const loadDir = join(dir, "bodies");
+    mkdirSync(loadDir);
+    const all = await buildGroups(rt, seeded, token, loadDir);
+    const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
+    const load = startLoad();
+    const groupResults = await runGroups(groups, load, rt.workerdPid);
 
-  const loadDir = join(dir, "bodies");
-  mkdirSync(loadDir);
-  const all = await buildGroups(rt, seeded, token, loadDir);
-  const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
-  const load = startLoad();
-  const groupResults = await runGroups(groups, load, rt.workerdPid);
-  const imported = importGroup
-    ? await runImportGroup(rt, (await rt.mf.getD1Database("DB", "api")) as never, dir, settings.importPlaces, log)
-    : undefined;
+    const imported = withImport
+      ? await runImportGroup(rt, (await rt.mf.getD1Database("DB", "api")) as never, dir, settings.importPlaces, log)
+      : undefined;
 
-  const report: Report = {
-    date: new Date().toISOString(),
-    machine: machine(),
-    settings: { ...settings, tool: "autocannon", runtime: "workerd via Miniflare's API (direct sockets)" },
-    scale: { ...SCALE, rows: seeded.rows, seedMs: seeded.millis },
-    bundle: { bytes: bundle.bytes, gzipBytes: bundle.gzipBytes, wrangler: bundle.wranglerReport },
-    startup,
-    memory,
-    groups: groupResults,
-    goals: evaluateGoals(groupResults),
-    ...(imported && { import: imported }),
-    totalSeconds: 0,
-  };
-  report.totalSeconds = (performance.now() - started) / 1000;
-  mkdirSync("bench/results", { recursive: true });
-  // Formatted as the rest of the repository, so `npm run check` (prettier --check) passes on a fresh result.
-  const path = "bench/results/latest.json";
-  const options = { ...(await prettier.resolveConfig(path)), filepath: path };
-  writeFileSync(path, await prettier.format(JSON.stringify(report), options));
-  printReport(report);
-  if (imported && !imported.roundTrip.identical) throw new Error("import group: the exported features differ");
+    const report: Report = {
+      date: new Date().toISOString(),
+      machine: machine(),
+      settings: { ...settings, tool: "autocannon", runtime: "workerd via Miniflare's API (direct sockets)" },
+      scale: { ...SCALE, rows: seeded.rows, seedMs: seeded.millis },
+      bundle: { bytes: bundle.bytes, gzipBytes: bundle.gzipBytes, wrangler: bundle.wranglerReport },
+      startup,
+      memory,
+      groups: groupResults,
+      goals: evaluateGoals(groupResults),
+      ...(imported && { import: imported }),
+      totalSeconds: 0,
+    };
+    report.totalSeconds = (performance.now() - started) / 1000;
+    await writeResult("bench/results/latest.json", report);
+    if (imported)
+      await writeResult("bench/results/import.json", { date: report.date, machine: report.machine, ...imported });
+    printReport(report);
+    if (imported && !imported.roundTrip.identical) throw new Error("import group: the exported features differ");
+  } finally {
+    // The scale group starts runtimes of its own: this one goes first.
+    await rt.dispose();
+  }
 }
 
 try {

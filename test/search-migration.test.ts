@@ -64,6 +64,11 @@ it("the rows already there are indexed: places, text without markup, occurrences
       .first<{ n: number }>()
       .then((r) => r!.n);
   expect(await one("SELECT count(*) AS n FROM pinpoints_rtree")).toBe(300);
+  // Each entry half an account wide (migration 0007), so the tree organizes one account's places by their boxes.
+  const widened = `SELECT count(*) AS n FROM pinpoints_rtree AS r JOIN pinpoints AS p ON p.id = r.id
+    WHERE r.min_account < p.account_id AND r.max_account > p.account_id AND r.max_account - r.min_account < 1
+      AND r.min_lon <= p.longitude AND r.max_lon >= p.longitude AND r.min_lat <= p.latitude AND r.max_lat >= p.latitude`;
+  expect(await one(widened)).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'musee'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'cafe jardin'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'href OR amp OR b'")).toBe(0);
@@ -71,4 +76,9 @@ it("the rows already there are indexed: places, text without markup, occurrences
   expect(await one("SELECT count(*) AS n FROM event_occurrences")).toBe(2 * before.events!);
   const text = await env.DB.prepare("SELECT description_text AS t FROM pinpoints WHERE id = 1").first<{ t: string }>();
   expect(text!.t.replace(/\s+/g, " ")).toBe("Le café & jardin");
+  // Rows written after the migrations are indexed the same way.
+  await env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (2, 'new', 1, 2)").run();
+  expect(await one(widened)).toBe(301);
+  const accountTwo = "SELECT count(*) AS n FROM pinpoints_rtree WHERE min_account <= 2 AND max_account >= 2";
+  expect(await one(accountTwo)).toBe(151);
 });

@@ -219,6 +219,70 @@ describe("nearest first", () => {
     expect(found.every((r) => r.distance! <= first!.distance!)).toBe(true);
   });
 
+  it("a filter few rows pass: the first circle comes back short or empty and grows until the page is full", async () => {
+    // The last 12 rows written, spread over the globe: none in the dense circle around Paris the probe picks.
+    const since = rows[rows.length - 12]!.updated_at;
+    const recent = rows.filter((r) => r.updated_at >= since);
+    for (const limit of [1, 5, 30]) {
+      const found = await walk(
+        a,
+        `/v3.0/pinpoints?latitude=48.8566&longitude=2.3522&updated_since=${new Date(since).toISOString()}&limit=${limit}`,
+      );
+      expect(found.length).toBe(12);
+      expectNearest(found, { latitude: 48.8566, longitude: 2.3522 }, Infinity, recent);
+    }
+  });
+
+  it("pages across the probe's circles: rows packed in rings around the circles' radii", async () => {
+    // A fresh account: 60 points 100 m to 400 m away, at many bearings, some of them on the
+    // circles a page reads (125 m × √2 and its multiples) and on the boxes' corners.
+    const ring = await caller();
+    const center = { latitude: 40.4168, longitude: -3.7038 };
+    const at = (metres: number, bearing: number): Point => {
+      const angle = metres / 6_378_137;
+      const [lat, lon, b] = [center.latitude, center.longitude, bearing].map((d) => (d * Math.PI) / 180) as [
+        number,
+        number,
+        number,
+      ];
+      const lat2 = Math.asin(Math.sin(lat) * Math.cos(angle) + Math.cos(lat) * Math.sin(angle) * Math.cos(b));
+      const lon2 =
+        lon +
+        Math.atan2(Math.sin(b) * Math.sin(angle) * Math.cos(lat), Math.cos(angle) - Math.sin(lat) * Math.sin(lat2));
+      return { latitude: (lat2 * 180) / Math.PI, longitude: (lon2 * 180) / Math.PI };
+    };
+    const placed: Point[] = [];
+    for (let i = 0; i < 60; i++) {
+      const metres = i % 4 === 0 ? 125 * Math.SQRT2 * (1 + (i % 3)) : 100 + i * 5;
+      placed.push(at(metres, (i * 47) % 360));
+    }
+    const statements = placed.map((p, i) =>
+      env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)").bind(
+        ring.accountId,
+        `Ring ${i}`,
+        p.latitude,
+        p.longitude,
+      ),
+    );
+    await env.DB.batch(statements);
+    const { results } = await env.DB.prepare("SELECT id, latitude, longitude FROM pinpoints WHERE account_id = ?")
+      .bind(ring.accountId)
+      .all<Row>();
+    for (const limit of [1, 4, 7, 25]) {
+      const found = await walkBothWays<Found>(
+        ring,
+        `/v3.0/pinpoints?latitude=${center.latitude}&longitude=${center.longitude}&limit=${limit}`,
+      );
+      expect(found.length).toBe(60);
+      expectNearest(found, center, Infinity, results);
+      const within = await walkBothWays<Found>(
+        ring,
+        `/v3.0/pinpoints?latitude=${center.latitude}&longitude=${center.longitude}&radius=${125 * Math.SQRT2 * 2}&limit=${limit}`,
+      );
+      expectNearest(within, center, 125 * Math.SQRT2 * 2, results);
+    }
+  });
+
   it("composes with bbox, tags and category", async () => {
     const center = { latitude: 48.85, longitude: 2.3 };
     const found = await walk(
@@ -306,6 +370,20 @@ describe("filters in id order", () => {
   it("category: any of them", async () => {
     const found = await walk(a, `/v3.0/pinpoints?category=${categories.join(",")}&limit=300`);
     expect(ids(found)).toEqual(rows.filter((r) => categories.includes(r.category!)).map((r) => r.id));
+  });
+
+  it("a viewport with every filter at its largest: 20 tags and 20 categories, from a cursor", async () => {
+    const tags = [...TAGS, ...Array.from({ length: 20 - TAGS.length }, (_, i) => `tag${i}`)];
+    const category = [...categories, 1, ...Array.from({ length: 17 }, (_, i) => 100_000 + i)];
+    const path = `/v3.0/pinpoints?bbox=${BOX.minLon},${BOX.minLat},${BOX.maxLon},${BOX.maxLat}&tags=${tags.join(",")}&category=${category.join(",")}&updated_since=2020-01-01T00:00:00Z`;
+    expect(await walk(a, path)).toEqual([]);
+    // Fewer tags, so rows match: the same filters page from a cursor.
+    const some = path.replace(`tags=${tags.join(",")}`, "tags=museum");
+    const want = rows.filter(
+      (r) => contains(BOX, r) && r.tags.includes("museum") && r.category !== null && category.includes(r.category),
+    );
+    expect(want.length).toBeGreaterThan(3);
+    expect(ids(await walk(a, `${some}&limit=3`))).toEqual(want.map((r) => r.id));
   });
 
   it("updated_since: at or after the instant", async () => {

@@ -102,7 +102,8 @@ export function intersect(a: Rect[], b: Rect[]): Rect[] {
  * than D1's 100 bound parameters. Widened by a hair, as parsing the literal may
  * round differently; these bounds only select candidates.
  */
-const literal = (n: number, widen: -1 | 1) => sql.raw(String(n + widen * 1e-9 * Math.max(1, Math.abs(n))));
+export const widen = (n: number, direction: -1 | 1) => n + direction * 1e-9 * Math.max(1, Math.abs(n));
+const literal = (n: number, direction: -1 | 1) => sql.raw(String(widen(n, direction)));
 
 /**
  * SQL selecting the ids of the account's index entries overlapping `boxes`

@@ -16,9 +16,9 @@
  * - otherwise `[id]`.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { distanceSql, HALF_CIRCUMFERENCE, inBoxSql, rtreeIds, type BBox, type Point } from "../db/geo";
+import { distanceSql, inBoxSql, type BBox, type Point } from "../db/geo";
 import type { Bound } from "../db/keyset";
-import { nearestPage, searchRects } from "../db/nearest";
+import { nearestPage } from "../db/nearest";
 import { rawRows, rowMapper } from "../db/raw-rows";
 import { events, type Event } from "../db/schema";
 import { and, hasTags, keysetSql, readTiers, tierReads } from "../db/search-sql";
@@ -151,20 +151,14 @@ async function nearest(
   const distance = placeDistance(near);
   const keyset = keysetSql([distance, sql`events.id`], bound);
   const where = [...filters(accountId, s, { withText: true }), ...keyset.where];
-  return nearestPage(d1, { accountId, near, bbox: s.bbox, bound, take }, async (radius) => {
-    const within: SQL[] = [];
-    if (radius < HALF_CIRCUMFERENCE) {
-      const boxes = searchRects(near, radius, s.bbox);
-      if (boxes.length === 0) return [];
-      within.push(sql`p.id IN (${rtreeIds(accountId, boxes)})`, sql`${distance} <= ${radius}`);
-    }
-    // The pinpoints in the circle drive; their events come by the (pinpoint_id, id) index.
-    const raw = await rawRows(
-      d1,
-      sql`SELECT events.*, ${distance} AS distance FROM pinpoints AS p CROSS JOIN events ON events.pinpoint_id = p.id WHERE ${and([...within, ...where])} ORDER BY ${keyset.order} LIMIT ${take}`,
-    );
-    return raw.map(found);
-  });
+  // The pinpoints in the circle drive; their events come by the (pinpoint_id, id) index.
+  const raw = await nearestPage(
+    d1,
+    { accountId, near, bbox: s.bbox, bound, take },
+    (within) =>
+      sql`SELECT ${within.level} AS search_level, events.*, ${distance} AS distance FROM ${within.tables}pinpoints AS p CROSS JOIN events ON events.pinpoint_id = p.id WHERE ${and([sql`p.id IN (${within.ids})`, sql`${distance} <= ${within.radius}`, ...where])} ORDER BY ${keyset.order} LIMIT ${take}`,
+  );
+  return raw.map(found);
 }
 
 async function byText(d1: D1Database, accountId: number, s: EventSearch, q: TextQuery, bound: Bound, take: number) {
