@@ -317,7 +317,7 @@ describe("statements per batch", () => {
     return { d1, seen };
   }
 
-  it.each([1, 10, 1000])("is one D1 batch of three statements for %i items, far below 100 parameters", async (n) => {
+  it.each([1, 10, 1000])("is one D1 batch of five statements for %i items, far below 100 parameters", async (n) => {
     const a = await caller();
     const own = await insertPinpoints(a.accountId, n);
     const list = await createList(a);
@@ -326,7 +326,139 @@ describe("statements per batch", () => {
       const { d1, seen } = countingD1();
       const result = await apply(d1, a.accountId, list.id, items);
       expect(result).toEqual({ total: n, errors: [] });
-      expect(seen).toEqual({ batches: 1, statements: 3, maxParameters: 4, other: 0 });
+      expect(seen).toEqual({ batches: 1, statements: 5, maxParameters: 3, other: 0 });
     }
+  });
+});
+
+describe("a batch moves its list's version and change-log entry once", () => {
+  type Entry = { type: string; id: number; op: string; version: number };
+
+  const version = async (who: Caller, list: number) =>
+    Number((await who.get(`/v3.0/lists/${list}`)).headers.get("ETag")!.replaceAll('"', ""));
+
+  /** The feed's position now, and the entries written after a position. */
+  async function feedCursor(who: Caller): Promise<string> {
+    return (await json<{ cursor: string }>(await who.get("/v3.0/changes"))).cursor;
+  }
+  async function entriesSince(who: Caller, cursor: string): Promise<Entry[]> {
+    const pages = await allPages<Entry>(who, `/v3.0/changes?cursor=${encodeURIComponent(cursor)}&limit=1000`);
+    return pages.flatMap((page) => page.results);
+  }
+
+  const batchesOpen = async () =>
+    (await env.DB.prepare("SELECT count(*) AS n FROM list_batches").first<{ n: number }>())!.n;
+
+  it("an addition of 500 members: version + 1, one upsert of the list in the feed", async () => {
+    const a = await caller();
+    const list = await createList(a);
+    const own = await insertPinpoints(a.accountId, 500);
+    const before = await version(a, list.id);
+    const cursor = await feedCursor(a);
+    expect(
+      await batch(
+        a,
+        "POST",
+        list.id,
+        own.map((id) => ({ id })),
+      ),
+    ).toMatchObject({ status: 200 });
+    expect(await version(a, list.id)).toBe(before + 1);
+    expect(await entriesSince(a, cursor)).toEqual([
+      expect.objectContaining({ type: "list", id: list.id, op: "upsert", version: before + 1 }),
+    ]);
+    expect(await batchesOpen()).toBe(0);
+  });
+
+  it("a removal: version + 1 and one feed entry, however many members go", async () => {
+    const a = await caller();
+    const list = await createList(a);
+    const own = await insertPinpoints(a.accountId, 20);
+    await batch(
+      a,
+      "POST",
+      list.id,
+      own.map((id) => ({ id })),
+    );
+    const before = await version(a, list.id);
+    const cursor = await feedCursor(a);
+    const result = await batch(
+      a,
+      "DELETE",
+      list.id,
+      own.slice(0, 15).map((id) => ({ id })),
+    );
+    expect(result).toMatchObject({ status: 200, body: { total: 15, errors: [] } });
+    expect(await version(a, list.id)).toBe(before + 1);
+    expect(await entriesSince(a, cursor)).toEqual([
+      expect.objectContaining({ type: "list", id: list.id, op: "upsert", version: before + 1 }),
+    ]);
+    expect(await listMembers(a, list.id)).toEqual(own.slice(15));
+  });
+
+  it("a batch that changes nothing leaves the version and the feed alone", async () => {
+    const a = await caller();
+    const b = await caller();
+    const list = await createList(a);
+    const own = await insertPinpoints(a.accountId, 3);
+    const absent = await insertPinpoints(a.accountId, 2);
+    const theirs = await createPinpoint(b);
+    await batch(
+      a,
+      "POST",
+      list.id,
+      own.map((id) => ({ id })),
+    );
+    const before = await version(a, list.id);
+    const cursor = await feedCursor(a);
+    // Members already, another account's pinpoint, one that does not exist, non-members to remove.
+    const readd = await batch(a, "POST", list.id, [...own.map((id) => ({ id })), { id: theirs.id }, { id: 9e14 }]);
+    expect(readd.body.errors.map((e: { error: string }) => e.error)).toEqual(["forbidden", "not_found"]);
+    const remove = await batch(
+      a,
+      "DELETE",
+      list.id,
+      absent.map((id) => ({ id })),
+    );
+    expect(remove.body.errors.map((e: { error: string }) => e.error)).toEqual(["not_member", "not_member"]);
+    expect(await version(a, list.id)).toBe(before);
+    expect(await entriesSince(a, cursor)).toEqual([]);
+    // Another account's list: 403, nothing changed, no batch left open.
+    expect((await batch(b, "POST", list.id, [{ id: theirs.id }])).status).toBe(403);
+    expect(await version(a, list.id)).toBe(before);
+    expect(await batchesOpen()).toBe(0);
+  });
+
+  it("a deleted pinpoint moves each list it was in by one, and the feed shows each", async () => {
+    const a = await caller();
+    const [l1, l2, l3] = [await createList(a), await createList(a), await createList(a)];
+    const [gone, kept] = [await createPinpoint(a), await createPinpoint(a)];
+    for (const list of [l1, l2]) await batch(a, "POST", list.id, [{ id: gone.id }, { id: kept.id }]);
+    await batch(a, "POST", l3.id, [{ id: kept.id }]);
+    const before = await Promise.all([l1, l2, l3].map((list) => version(a, list.id)));
+    const cursor = await feedCursor(a);
+    expect((await a.send("DELETE", `/v3.0/pinpoints/${gone.id}`)).status).toBe(204);
+    const after = await Promise.all([l1, l2, l3].map((list) => version(a, list.id)));
+    expect(after).toEqual([before[0]! + 1, before[1]! + 1, before[2]]);
+    const entries = await entriesSince(a, cursor);
+    expect(entries.map(({ type, id, op, version }) => ({ type, id, op, version }))).toEqual(
+      expect.arrayContaining([
+        { type: "pinpoint", id: gone.id, op: "delete", version: expect.any(Number) },
+        { type: "list", id: l1.id, op: "upsert", version: after[0] },
+        { type: "list", id: l2.id, op: "upsert", version: after[1] },
+      ]),
+    );
+    expect(entries).toHaveLength(3);
+  });
+
+  it("a membership written outside a batch still moves the list's version per row", async () => {
+    const a = await caller();
+    const list = await createList(a);
+    const own = await insertPinpoints(a.accountId, 2);
+    const before = await version(a, list.id);
+    await env.DB.prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) VALUES (?1, ?2), (?1, ?3)")
+      .bind(list.id, own[0], own[1])
+      .run();
+    expect(await version(a, list.id)).toBe(before + 2);
   });
 });

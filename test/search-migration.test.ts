@@ -72,6 +72,10 @@ it("the rows already there are indexed: places, text without markup, occurrences
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'musee'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'cafe jardin'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'href OR amp OR b'")).toBe(0);
+  // Prefixes of 2 to 4 characters read the prefix index (migration 0009), longer ones the words.
+  expect(await one(`SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH '"mus"*'`)).toBe(300);
+  expect(await one(`SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH '"jard"* "musee"*'`)).toBe(300);
+  expect(await one(`SELECT count(*) AS n FROM events_fts WHERE events_fts MATCH '"mu"*'`)).toBe(before.events);
   expect(await one("SELECT count(*) AS n FROM events_fts WHERE events_fts MATCH 'music'")).toBe(before.events);
   expect(await one("SELECT count(*) AS n FROM event_occurrences")).toBe(2 * before.events!);
   const text = await env.DB.prepare("SELECT description_text AS t FROM pinpoints WHERE id = 1").first<{ t: string }>();

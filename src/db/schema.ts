@@ -150,6 +150,19 @@ export const listPinpoints = sqliteTable(
   (t) => [primaryKey({ columns: [t.list_id, t.pinpoint_id] }), index("list_pinpoints_pinpoint_idx").on(t.pinpoint_id)],
 );
 
+/**
+ * A membership batch in progress (src/lists/membership.ts): a row exists only
+ * inside the D1 batch that writes the list's memberships. While it does, the
+ * membership triggers only set `changed` instead of bumping the list's version
+ * per row, and deleting the row bumps the version once if anything changed
+ * (migrations/0008_membership_batches.sql). Outside a batch (a pinpoint's
+ * deletion cascading, any other writer) every membership row bumps it.
+ */
+export const listBatches = sqliteTable("list_batches", {
+  list_id: integer().primaryKey(),
+  changed: integer().notNull().default(0),
+});
+
 /** One occurrence of an event, in epoch milliseconds (UTC). */
 export type EventDate = { start: number; end: number };
 

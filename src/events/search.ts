@@ -58,8 +58,9 @@ export function eventSortKeyOf(s: EventSearch): (row: FoundEvent) => number[] {
 
 export const EVENT_TIERS = [["name"], ["name", "tags"]] as const;
 
-/** The event's pinpoint, `p`, joined by primary key when a place matters. */
-const PINPOINT = sql`CROSS JOIN pinpoints AS p ON p.id = events.pinpoint_id`;
+/** The event's pinpoint, `p`, joined by primary key when a place matters (every event has one). */
+const pinpointOf = (s: EventSearch) =>
+  s.bbox || s.near ? sql`CROSS JOIN pinpoints AS p ON p.id = events.pinpoint_id` : sql``;
 
 /** Conditions on the event and its pinpoint `p` every order shares. */
 function filters(accountId: number, s: EventSearch, { withText }: { withText: boolean }): SQL[] {
@@ -102,7 +103,7 @@ export async function searchEvents(
       const where = [...filters(accountId, s, { withText: true }), ...keyset.where];
       const raw = await rawRows(
         d1,
-        sql`SELECT events.*, ${distanceColumn(s)} AS distance FROM events ${PINPOINT} WHERE ${and(where)} ORDER BY ${keyset.order} LIMIT ${take}`,
+        sql`SELECT events.*, ${distanceColumn(s)} AS distance FROM events ${pinpointOf(s)} WHERE ${and(where)} ORDER BY ${keyset.order} LIMIT ${take}`,
       );
       return raw.map(found);
     }
@@ -135,7 +136,7 @@ async function byTime(d1: D1Database, accountId: number, s: EventSearch, bound: 
   ];
   const raw = await rawRows(
     d1,
-    sql`SELECT events.*, o.start AS first_start, ${distanceColumn(s)} AS distance FROM event_occurrences AS o CROSS JOIN events ON events.id = o.event_id ${PINPOINT} WHERE ${and(where)} ORDER BY ${keyset.order} LIMIT ${take}`,
+    sql`SELECT events.*, o.start AS first_start, ${distanceColumn(s)} AS distance FROM event_occurrences AS o CROSS JOIN events ON events.id = o.event_id ${pinpointOf(s)} WHERE ${and(where)} ORDER BY ${keyset.order} LIMIT ${take}`,
   );
   return raw.map(found);
 }
@@ -172,7 +173,7 @@ async function byText(d1: D1Database, accountId: number, s: EventSearch, q: Text
     reads,
     take,
     ({ tier, id }, limit) =>
-      sql`SELECT events.*, ${tier} AS tier, ${distanceColumn(s)} AS distance FROM events_fts CROSS JOIN events ON events.id = events_fts.rowid ${PINPOINT} WHERE events_fts MATCH ${tiers[tier - 1]!} AND ${and(id ? [id, ...where] : where)} ORDER BY events_fts.rowid${backwards ? sql` DESC` : sql``} LIMIT ${limit}`,
+      sql`SELECT events.*, ${tier} AS tier, ${distanceColumn(s)} AS distance FROM events_fts CROSS JOIN events ON events.id = events_fts.rowid ${pinpointOf(s)} WHERE events_fts MATCH ${tiers[tier - 1]!} AND ${and(id ? [id, ...where] : where)} ORDER BY events_fts.rowid${backwards ? sql` DESC` : sql``} LIMIT ${limit}`,
   );
   return raw.map(found);
 }
