@@ -10,6 +10,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { measure } from "./load.ts";
+import { runImportGroup } from "./import.ts";
 import { buildGroups } from "./scenarios.ts";
 import { startStack } from "./setup.ts";
 
@@ -115,7 +116,9 @@ const stack = await startStack(dir, { inspectorPort });
 try {
   const groups = await buildGroups(stack.rt, stack.seeded, stack.token, dir);
   const target = groups.flatMap((g) => g.targets).find((t) => t.key === key);
-  if (!target) throw new Error(`no scenario ${key}; one of ${groups.flatMap((g) => g.targets.map((t) => t.key))}`);
+  if (!target && key !== "import") {
+    throw new Error(`no scenario ${key}; one of import, ${groups.flatMap((g) => g.targets.map((t) => t.key))}`);
+  }
   const targets = (await (await fetch(`http://127.0.0.1:${inspectorPort}/json/list`)).json()) as {
     id: string;
     title: string;
@@ -128,16 +131,33 @@ try {
   const session = await devtools(api.webSocketDebuggerUrl.replace("localhost", "127.0.0.1"));
   await session.send("Profiler.enable");
   await session.send("Profiler.setSamplingInterval", { interval: 100 });
-  await measure({ ...target.request, connections: 16, seconds: 1 });
-  await session.send("Profiler.start");
-  const result = await measure({ ...target.request, connections: 16, seconds });
-  const { profile } = await session.send<{ profile: Profile }>("Profiler.stop");
+  let requests: number;
+  let profile!: Profile;
+  if (target) {
+    await measure({ ...target.request, connections: 16, seconds: 1 });
+    await session.send("Profiler.start");
+    const result = await measure({ ...target.request, connections: 16, seconds });
+    ({ profile } = await session.send<{ profile: Profile }>("Profiler.stop"));
+    console.log(`${target.label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms (while profiling)`);
+    requests = result.requests;
+  } else {
+    // The import of the import group (bench/import.ts) at BENCH_IMPORT_PLACES, 20,000 by default; a request is a batch.
+    const places = Number(process.env.BENCH_IMPORT_PLACES ?? 20_000);
+    const db = (await stack.rt.mf.getD1Database("DB", "api")) as never;
+    const result = await runImportGroup(stack.rt, db, dir, places, console.log, async (run) => {
+      await session.send("Profiler.start");
+      const value = await run();
+      ({ profile } = await session.send<{ profile: Profile }>("Profiler.stop"));
+      return value;
+    });
+    requests = Math.ceil(places / 1000);
+    console.log(`import: ${result.import.placesPerSecond.toFixed(0)} places/s, ${result.ratio.toFixed(2)} of bare`);
+  }
   session.close();
-  console.log(`${target.label}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50.toFixed(2)} ms (while profiling)`);
   const saved = join(tmpdir(), `poi-${key}.cpuprofile`);
   writeFileSync(saved, JSON.stringify(profile));
   console.log(`profile written to ${saved}`);
-  summarize(profile, sourceOfLines(stack.bundle.path), result.requests);
+  summarize(profile, sourceOfLines(stack.bundle.path), requests);
 } finally {
   await stack.rt.dispose();
   rmSync(dir, { recursive: true, force: true });

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, totalmem } from "node:os";
 import { resolve } from "node:path";
+import type { ImportReport } from "./import.ts";
 import type { LoadResult } from "./load.ts";
 import type { MemoryReport } from "./memory.ts";
 
@@ -47,6 +48,8 @@ export type Report = {
   groups: GroupResult[];
   /** `cpuValue`: the same ratio from workerd CPU per request (baseline's ÷ target's). */
   goals: { what: string; goal: string; value: number; cpuValue: number; met: boolean | null }[];
+  /** The import group, when it ran (BENCH_GROUPS=import). */
+  import?: ImportReport;
   totalSeconds: number;
 };
 
@@ -133,9 +136,25 @@ export function renderReport(report: Report): string {
       `| ${r.label} | ${fmt(r.uploads[0]!.idleBytes / MiB)} MiB | ${fmt(r.coldAddedBytes / MiB, 1)} MiB (${fmt(r.coldAddedBytes / mem.payloadBytes, 2)}×) | ${fmt(r.warmAddedBytes / MiB, 1)} MiB (${fmt(r.warmAddedBytes / mem.payloadBytes, 2)}×) |`,
     );
   }
+  if (report.import) lines.push("", ...renderImport(report.import));
   lines.push("");
   lines.push(`Total time: ${fmt(report.totalSeconds)} s.`);
   return lines.join("\n");
+}
+
+function renderImport(r: ImportReport): string[] {
+  const count = r.places.toLocaleString("en-US");
+  const rate = (n: number) => Math.round(n).toLocaleString("en-US");
+  return [
+    `| ${count} places (${fmt(r.fileBytes / MiB)} MiB of GeoJSON) | seconds | places/s | ratio | workerd CPU ms per 1,000 |`,
+    "|---|---:|---:|---:|---:|",
+    `| bare INSERT … SELECT FROM json_each(?), 1,000-row batches | ${fmt(r.bare.seconds, 1)} | ${rate(r.bare.placesPerSecond)} | baseline | ${fmt(r.bare.cpuMsPerBatch, 1)} |`,
+    `| npm run import (scripts/lib/import.ts), file to last answer | ${fmt(r.import.seconds, 1)} | ${rate(r.import.placesPerSecond)} | ${fmt(r.ratio, 2)} (goal >= 0.7: ${r.ratio >= 0.7 ? "met" : "NOT met"}) | ${fmt(r.import.cpuMsPerBatch, 1)} |`,
+    `| npm run export (scripts/lib/export.ts) | ${fmt(r.export.seconds, 1)} | ${rate(r.export.placesPerSecond)} | | |`,
+    "",
+    `Round trip: ${r.roundTrip.compared.toLocaleString("en-US")} features compared, ` +
+      (r.roundTrip.identical ? "all identical." : `NOT identical: ${r.roundTrip.firstDifference}`),
+  ];
 }
 
 export function printReport(report: Report): void {

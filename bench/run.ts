@@ -8,7 +8,9 @@
  * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
  * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all but
  * `scale`, which takes about eight minutes: bench/scale.ts, with
- * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS).
+ * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS, nor `import`, a million places
+ * imported from a file and exported again in four to six minutes, after the
+ * other groups: bench/import.ts, with BENCH_IMPORT_PLACES).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -27,6 +29,7 @@ import {
   type Runtime,
 } from "./runtime.ts";
 import { measureMemory } from "./memory.ts";
+import { runImportGroup } from "./import.ts";
 import { GOALS, buildGroups, type Group } from "./scenarios.ts";
 import { measureScale, renderScale } from "./scale.ts";
 import { SCALE } from "./seed.ts";
@@ -37,12 +40,14 @@ const settings = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   connections: Number(process.env.BENCH_CONNECTIONS ?? 16),
   groups: process.env.BENCH_GROUPS?.split(",").filter(Boolean) ?? null,
+  importPlaces: Number(process.env.BENCH_IMPORT_PLACES ?? 1_000_000),
 };
-/** The scale group seeds a million rows: only when asked for by name. */
+/** The scale and import groups write a million rows each: only when asked for by name. */
 const withScale = settings.groups?.includes("scale") ?? false;
+const withImport = settings.groups?.includes("import") ?? false;
 const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale");
-/** Whatever happens, the run ends before this. */
-const DEADLINE_MS = ((otherGroups ? 9.5 : 0) + (withScale ? 30 : 0)) * 60 * 1000;
+/** Whatever happens, the run ends before this; the long groups have budgets of their own on top. */
+const DEADLINE_MS = ((otherGroups ? 9.5 : 0) + (withScale ? 30 : 0) + (withImport ? 20 : 0)) * 60 * 1000;
 const started = performance.now();
 const dir = mkdtempSync(join(tmpdir(), "poi-bench-"));
 const log = (message: string) =>
@@ -266,6 +271,10 @@ async function runMain(bundle: Bundle) {
     const load = startLoad();
     const groupResults = await runGroups(groups, load, rt.workerdPid);
 
+    const imported = withImport
+      ? await runImportGroup(rt, (await rt.mf.getD1Database("DB", "api")) as never, dir, settings.importPlaces, log)
+      : undefined;
+
     const report: Report = {
       date: new Date().toISOString(),
       machine: machine(),
@@ -276,11 +285,15 @@ async function runMain(bundle: Bundle) {
       memory,
       groups: groupResults,
       goals: evaluateGoals(groupResults),
+      ...(imported && { import: imported }),
       totalSeconds: 0,
     };
     report.totalSeconds = (performance.now() - started) / 1000;
     await writeResult("bench/results/latest.json", report);
+    if (imported)
+      await writeResult("bench/results/import.json", { date: report.date, machine: report.machine, ...imported });
     printReport(report);
+    if (imported && !imported.roundTrip.identical) throw new Error("import group: the exported features differ");
   } finally {
     // The scale group starts runtimes of its own: this one goes first.
     await rt.dispose();

@@ -85,20 +85,29 @@ const EVENTS = `
     '["bench"]'
   FROM pinpoints WHERE account_id = ?1 AND id % 97 = 1 ORDER BY id LIMIT ?2`;
 
-/** Seeds two accounts, A's client, 100,000 + a few thousand pinpoints, two lists and 1,000 events. */
-export async function seed(db: D1): Promise<Seeded> {
-  const started = performance.now();
-  const account = async (name: string) =>
-    (await db.prepare("INSERT INTO accounts (name) VALUES (?) RETURNING id").bind(name).first<{ id: number }>())!.id;
-  const accountA = await account("bench-a");
-  const accountB = await account("bench-b");
-
+/** An account and a client of it with a known secret (hashed as the service does) and both scopes. */
+export async function createAccount(
+  db: D1,
+  name: string,
+): Promise<{ accountId: number; client: { id: string; secret: string } }> {
+  const accountId = (await db
+    .prepare("INSERT INTO accounts (name) VALUES (?) RETURNING id")
+    .bind(name)
+    .first<{ id: number }>())!.id;
   const secret = generateClientSecret();
-  const clientId = generateClientId();
+  const id = generateClientId();
   await db
     .prepare("INSERT INTO clients (id, account_id, name, secret_hash, scope) VALUES (?, ?, ?, ?, 'read write')")
-    .bind(clientId, accountA, "bench", await hashSecret(secret))
+    .bind(id, accountId, "bench", await hashSecret(secret))
     .run();
+  return { accountId, client: { id, secret } };
+}
+
+/** Seeds two accounts with a client each, 100,000 + a few thousand pinpoints, two lists and 1,000 events. */
+export async function seed(db: D1): Promise<Seeded> {
+  const started = performance.now();
+  const { accountId: accountA, client } = await createAccount(db, "bench-a");
+  const { accountId: accountB } = await createAccount(db, "bench-b");
 
   // Total rows such that exactly SCALE.pinpointsA belong to A.
   const total = Math.floor((SCALE.pinpointsA * SCALE.bEvery) / (SCALE.bEvery - 1));
@@ -132,7 +141,7 @@ export async function seed(db: D1): Promise<Seeded> {
   return {
     accountA,
     accountB,
-    client: { id: clientId, secret },
+    client,
     list: listId,
     batchList,
     pinpointIds: results.map((r) => r.id),

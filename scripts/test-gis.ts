@@ -19,6 +19,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { FeatureSplitter, NotAFeatureCollection } from "./lib/geojson-stream.ts";
 import { createClient } from "./lib/registry.ts";
 import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
@@ -259,4 +260,59 @@ test("npm run import resumes a killed run without duplicates; npm run export giv
     assert.equal(feature.properties.address, features[i]!.properties.address);
     assert.deepEqual(feature.properties.tags, features[i]!.properties.tags);
   });
+});
+
+test("the import reads a FeatureCollection in any layout, a chunk at a time, and refuses other documents", () => {
+  const features = [
+    {
+      type: "Feature",
+      geometry: { type: "Point", coordinates: [1, 2] },
+      properties: { name: 'a "quoted" ] } , name', tags: ["x,y", "[z]"] },
+    },
+    { type: "Feature", geometry: null, properties: { name: 'back\\slash\\"' } },
+    { type: "Feature", geometry: { type: "Point", coordinates: [3, 4, 5] }, properties: { name: "é 😀" } },
+  ];
+  // Members before and after `features`, one whose name contains `features`, nested `}` in strings.
+  const document = {
+    name: "x",
+    bbox: [0, 0, 1, 1],
+    crs: { type: "name", properties: { name: "}" } },
+    features,
+    type: "FeatureCollection",
+    'fea"tures': [1],
+  };
+  for (const text of [
+    JSON.stringify(document),
+    JSON.stringify(document, null, 2),
+    JSON.stringify(document, null, "\t"),
+  ]) {
+    for (let size = 1; size <= text.length; size += size < 10 ? 1 : 13) {
+      const splitter = new FeatureSplitter();
+      const texts: string[] = [];
+      for (let at = 0; at < text.length; at += size) texts.push(...splitter.push(text.slice(at, at + size)));
+      splitter.end();
+      assert.deepEqual(
+        texts.map((t) => JSON.parse(t) as unknown),
+        features,
+        `chunks of ${size}`,
+      );
+    }
+  }
+  const empty = new FeatureSplitter();
+  assert.deepEqual(empty.push('{"type": "FeatureCollection", "features": [ ]}'), []);
+  empty.end();
+  for (const other of [
+    "[]",
+    "5",
+    '{"type": "Feature", "features": []}',
+    '{"type": "FeatureCollection"}',
+    '{"features": {}, "type": "FeatureCollection"}',
+    '{"type": "FeatureCollection", "features": [{"a": 1}',
+  ]) {
+    assert.throws(() => {
+      const splitter = new FeatureSplitter();
+      splitter.push(other);
+      splitter.end();
+    }, NotAFeatureCollection);
+  }
 });
