@@ -1,6 +1,6 @@
 /**
  * Builds the Hono app: request id, security headers, request log,
- * configuration and CORS on every request; the reference, the token endpoint
+ * configuration, CORS and a D1 session (http/d1-session.ts) on every request; the reference, the token endpoint
  * and the public media route; then one authenticated sub-app per resource
  * (see auth/resource-app.ts), and the error handlers. Wiring only; behaviour
  * lives in the modules it mounts.
@@ -16,6 +16,7 @@ import type { AppEnv } from "./core/env";
 import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
 import { withConfig } from "./http/config";
+import { BOOKMARK_HEADER, d1Session } from "./http/d1-session";
 import { notFound, onError } from "./http/errors";
 import { requestLog } from "./http/logging";
 import { requestId } from "./http/request-id";
@@ -37,7 +38,8 @@ const corsPolicy = cors({
   },
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
   // Conditional and range headers let a script fetch public media as efficiently as an <img>;
-  // If-Match makes a browser client's writes conditional (README "Working offline and concurrently").
+  // If-Match makes a browser client's writes conditional, and the D1 bookmark gives it read-your-writes
+  // (README "Working offline and concurrently").
   allowHeaders: [
     "Authorization",
     "Content-Type",
@@ -46,6 +48,7 @@ const corsPolicy = cors({
     "If-None-Match",
     "If-Match",
     "Idempotency-Key",
+    BOOKMARK_HEADER,
     "Range",
     "If-Range",
   ],
@@ -62,6 +65,7 @@ const corsPolicy = cors({
     "RateLimit",
     "RateLimit-Policy",
     "Idempotent-Replayed",
+    BOOKMARK_HEADER,
   ],
   maxAge: 86_400,
 });
@@ -82,7 +86,7 @@ const appRoutes = (): readonly RouterRoute[] => app.routes;
 
 export const app = new Hono<AppEnv>({ strict: false })
   // The signing key check after CORS, so a browser can read the 503 of a service without its key.
-  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey)
+  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey, d1Session)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)

@@ -1,0 +1,50 @@
+/**
+ * Every request runs in one D1 session (D1 read replication): reads start
+ * `first-unconstrained` (the nearest replica may answer), writes
+ * `first-primary`, and a client that sends back the bookmark of an earlier
+ * response starts from it, so it never reads data older than what it wrote or
+ * saw. Every response that touched the database returns the session's latest
+ * bookmark in `X-D1-Bookmark` (the name Cloudflare's own examples use). Without
+ * read replication enabled, sessions behave as the plain binding does.
+ *
+ * Handlers keep reading `c.env.DB`: this middleware gives the request its own
+ * env whose DB is the session (the shared env object is never changed).
+ */
+import { createMiddleware } from "hono/factory";
+import type { AppEnv } from "../core/env";
+import { ApiError } from "../core/problem";
+
+export const BOOKMARK_HEADER = "X-D1-Bookmark";
+
+/** D1's bookmark shape: four hex groups, 8-8-8-32 (what `getBookmark()` returns). */
+const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
+
+const READS = new Set(["GET", "HEAD", "OPTIONS"]);
+
+function sentBookmark(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const value = header.trim();
+  if (!BOOKMARK.test(value)) {
+    const detail = "must be a bookmark exactly as an earlier response's X-D1-Bookmark header gave it";
+    throw new ApiError("bad_request", `${BOOKMARK_HEADER} ${detail}.`, {
+      errors: [{ parameter: BOOKMARK_HEADER, detail }],
+    });
+  }
+  return value;
+}
+
+/**
+ * A session offers the two methods the data layer calls, `prepare` and
+ * `batch`; drizzle's and our signatures name the binding's type, which also
+ * has `exec` and `withSession` that nothing below this middleware uses.
+ */
+const asBinding = (session: D1DatabaseSession) => session as unknown as D1Database;
+
+export const d1Session = createMiddleware<AppEnv>(async function d1Session(c, next) {
+  const bookmark = sentBookmark(c.req.header(BOOKMARK_HEADER));
+  const session = c.env.DB.withSession(bookmark ?? (READS.has(c.req.method) ? "first-unconstrained" : "first-primary"));
+  c.env = { ...c.env, DB: asBinding(session) };
+  await next();
+  const latest = session.getBookmark() ?? bookmark;
+  if (latest) c.res.headers.set(BOOKMARK_HEADER, latest);
+});
