@@ -132,6 +132,87 @@ describe("GET /v3.0/openapi.json", () => {
   });
 });
 
+describe("the headers of conditional requests, retries and D1 sessions", () => {
+  type Ref = { $ref?: string; name?: string };
+  const resolve = <T>(document: Document, value: Ref): T =>
+    (value.$ref
+      ? value.$ref
+          .slice(2)
+          .split("/")
+          .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], document)
+      : value) as T;
+  const taking = (document: Document, header: string) =>
+    operations(document)
+      .filter(([, , operation]) =>
+        (operation.parameters ?? []).some((p) => resolve<{ name: string }>(document, p).name === header),
+      )
+      .map(([method, path]) => `${method.toUpperCase()} ${path}`)
+      .sort();
+
+  it("names each header on exactly the operations that take it", async () => {
+    const document = await fetchDocument();
+    const singles = operations(document).filter(([, path]) =>
+      /^\/v3\.0\/(categories|events|lists|pinpoints)\/\{id\}$/.test(path),
+    );
+    const named = (methods: string[]) =>
+      singles
+        .filter(([method]) => methods.includes(method))
+        .map(([method, path]) => `${method.toUpperCase()} ${path}`)
+        .sort();
+    expect(named(["get", "head"])).toHaveLength(4);
+    // Public media answer conditional reads both ways (RFC 9110 §13.1.1 and §13.1.2).
+    const media = ["GET /media/{key}", "HEAD /media/{key}"];
+    expect(taking(document, "If-None-Match")).toEqual([...media, ...named(["get", "head"])].sort());
+    expect(taking(document, "If-Match")).toEqual([...media, ...named(["put", "delete"])].sort());
+    const posts = operations(document)
+      .filter(([method, path]) => method === "post" && path !== "/v3.0/oauth2/token")
+      .map(([method, path]) => `${method.toUpperCase()} ${path}`)
+      .sort();
+    expect(posts.length).toBeGreaterThanOrEqual(5);
+    expect(taking(document, "Idempotency-Key")).toEqual(posts);
+    const sessions = operations(document)
+      .filter(([, path, operation]) => path.startsWith("/v3.0/") || operation.security)
+      .map(([method, path]) => `${method.toUpperCase()} ${path}`)
+      .sort();
+    expect(taking(document, "X-D1-Bookmark")).toEqual(sessions);
+  });
+
+  it("documents every one of them that a real answer carries", async () => {
+    const document = await fetchDocument();
+    const who = await caller();
+    const headersOf = (method: string, path: string, status: number) => {
+      const response = resolve<{ headers?: Record<string, unknown> }>(
+        document,
+        document.paths[path]![method]!.responses[String(status)] as Ref,
+      );
+      return Object.keys(response.headers ?? {});
+    };
+    const sync = ["ETag", "Idempotent-Replayed", "X-D1-Bookmark"];
+    const check = (method: string, path: string, response: Response) => {
+      const sent = sync.filter((h) => response.headers.has(h));
+      expect(sent.length, `${method} ${path} ${response.status}`).toBeGreaterThan(0);
+      expect(headersOf(method, path, response.status)).toEqual(expect.arrayContaining(sent));
+    };
+    const key = { "Idempotency-Key": crypto.randomUUID() };
+    const body = { name: "Documented", latitude: 1, longitude: 2 };
+    const created = await who.send("POST", "/v3.0/pinpoints", body, key);
+    check("post", "/v3.0/pinpoints", created);
+    const replay = await who.send("POST", "/v3.0/pinpoints", body, key);
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    check("post", "/v3.0/pinpoints", replay);
+    const { id } = await created.json<{ id: number }>();
+    const read = await who.get(`/v3.0/pinpoints/${id}`);
+    check("get", "/v3.0/pinpoints/{id}", read);
+    const unchanged = await who.get(`/v3.0/pinpoints/${id}`, { "If-None-Match": read.headers.get("ETag")! });
+    expect(unchanged.status).toBe(304);
+    check("get", "/v3.0/pinpoints/{id}", unchanged);
+    const stale = await who.send("PUT", `/v3.0/pinpoints/${id}`, { name: "x" }, { "If-Match": '"999"' });
+    expect(stale.status).toBe(412);
+    check("put", "/v3.0/pinpoints/{id}", stale);
+    check("get", "/v3.0/pinpoints", await who.get("/v3.0/pinpoints"));
+  });
+});
+
 async function exportsFetch(url: string): Promise<Document> {
   const response = await exports.default.fetch(new Request(url));
   expect(response.status).toBe(200);

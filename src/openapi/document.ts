@@ -8,6 +8,8 @@
  * A schema named with `.meta({ id })` where it is defined is shown once under
  * `components.schemas` and referenced; this module knows no resource.
  */
+import { BOOKMARK_HEADER } from "../http/d1-session";
+import { addSyncHeaders, syncHeaders, syncParameters } from "./sync-headers";
 import type { RouterRoute } from "hono/types";
 import * as z from "zod";
 import { problemCodes, problemType, type ProblemCode } from "../core/problem";
@@ -27,6 +29,8 @@ export type OpenApiDocument = {
   components: {
     schemas: Record<string, JsonSchema>;
     responses: Record<string, unknown>;
+    parameters: Record<string, unknown>;
+    headers: Record<string, unknown>;
     securitySchemes: Record<string, unknown>;
   };
 };
@@ -136,37 +140,36 @@ function problemResponses(): Record<string, unknown> {
       `Problem${status}`,
       {
         description: codes.map((code) => `${problemCodes[code].title} (\`${problemType(code)}\`)`).join("; "),
-        ...(status === 401
-          ? {
-              headers: {
-                "WWW-Authenticate": {
-                  description:
-                    'The challenge: `Bearer realm="api"`, with `error="invalid_token"` when a token was sent',
-                  schema: { type: "string" },
-                },
-              },
-            }
-          : status === 429
-            ? {
-                headers: {
-                  "Retry-After": {
-                    description: "Seconds to wait before the next request",
-                    schema: { type: "integer", minimum: 0 },
-                  },
-                  RateLimit: {
-                    description:
-                      "The limit exceeded: `<policy>;r=0;t=<seconds>` (draft-ietf-httpapi-ratelimit-headers)",
-                    schema: { type: "string" },
-                  },
-                },
-              }
-            : {}),
+        headers: { ...problemHeaders(status), [BOOKMARK_HEADER]: { $ref: "#/components/headers/Bookmark" } },
         content: {
           "application/problem+json": { schema: { $ref: `${COMPONENT_REF}Problem` }, example: problemExample(codes) },
         },
       },
     ]),
   );
+}
+
+/** The headers particular to one problem status. */
+function problemHeaders(status: number): Record<string, unknown> {
+  if (status === 401)
+    return {
+      "WWW-Authenticate": {
+        description: 'The challenge: `Bearer realm="api"`, with `error="invalid_token"` when a token was sent',
+        schema: { type: "string" },
+      },
+    };
+  if (status === 429)
+    return {
+      "Retry-After": {
+        description: "Seconds to wait before the next request",
+        schema: { type: "integer", minimum: 0 },
+      },
+      RateLimit: {
+        description: "The limit exceeded: `<policy>;r=0;t=<seconds>` (draft-ietf-httpapi-ratelimit-headers)",
+        schema: { type: "string" },
+      },
+    };
+  return {};
 }
 
 /** An example body for one status: its first code, or a field error for a 400. */
@@ -277,6 +280,7 @@ export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
     (paths[path] ??= {})[method] = operation;
   }
 
+  addSyncHeaders(paths);
   // The problem responses point at Problem, which no operation converts itself.
   writer.convert(problemJson, "output");
 
@@ -302,6 +306,8 @@ export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
     components: {
       schemas: writer.components,
       responses: problemResponses(),
+      parameters: syncParameters,
+      headers: syncHeaders,
     },
   };
 }

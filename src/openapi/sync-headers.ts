@@ -1,0 +1,110 @@
+/**
+ * The headers of conditional requests, idempotent retries and D1 sessions
+ * (README "Working offline and concurrently"), added to the document in one
+ * pass over its operations, from what each operation already documents:
+ * - a 304 answer means the GET takes `If-None-Match`; a 412 means the write
+ *   takes `If-Match` (public media take both); either way its 2xx and 304
+ *   answers carry the `ETag`, and so does
+ *   the 201 of the POST that creates such a resource (the collection above it);
+ * - every authenticated POST takes `Idempotency-Key` (auth/resource-app.ts),
+ *   may answer 409 and 422, and marks a replay with `Idempotent-Replayed`;
+ * - every operation under /v3.0 and every authenticated one runs in a D1
+ *   session: it takes `X-D1-Bookmark` and answers with it (problem answers
+ *   too: the header is on the shared problem responses).
+ */
+import { BOOKMARK_HEADER } from "../http/d1-session";
+
+type Operation = Record<string, unknown>;
+type Responses = Record<string, Record<string, unknown>>;
+
+const ref = (kind: "parameters" | "headers" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+export const syncParameters = {
+  IfNoneMatch: {
+    name: "If-None-Match",
+    in: "header",
+    description: "An `ETag` from an earlier answer: 304 without a body if the resource has not changed since",
+    schema: { type: "string", example: '"3"' },
+  },
+  IfMatch: {
+    name: "If-Match",
+    in: "header",
+    description:
+      "Write only if the resource is still at this `ETag` (or any version, `*`); otherwise 412 and nothing is written",
+    schema: { type: "string", example: '"3"' },
+  },
+  IdempotencyKey: {
+    name: "Idempotency-Key",
+    in: "header",
+    description:
+      "A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID): a retry with the same key and request " +
+      "gets the first answer again, kept 24 hours, and nothing is done twice",
+    schema: { type: "string", minLength: 1, maxLength: 255, example: "5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42" },
+  },
+  Bookmark: {
+    name: BOOKMARK_HEADER,
+    in: "header",
+    description:
+      "The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes " +
+      "with D1 read replication); anything else is a 400",
+    schema: { type: "string", pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
+  },
+};
+
+export const syncHeaders = {
+  ETag: { description: 'The resource\'s version, a strong entity tag such as `"3"`', schema: { type: "string" } },
+  IdempotentReplayed: {
+    description: "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key`",
+    schema: { type: "string", enum: ["true"] },
+  },
+  Bookmark: {
+    description: `The D1 session's latest bookmark; send it back in \`${BOOKMARK_HEADER}\` to read your writes`,
+    schema: { type: "string" },
+  },
+};
+
+function addParameter(operation: Operation, name: keyof typeof syncParameters): void {
+  operation.parameters = [...((operation.parameters as unknown[]) ?? []), ref("parameters", name)];
+}
+
+function addHeader(responses: Responses, statuses: string[], name: string, header: keyof typeof syncHeaders): void {
+  for (const status of statuses) {
+    const response = responses[status];
+    if (!response || "$ref" in response) continue;
+    response.headers = { ...(response.headers as object), [name]: ref("headers", header) };
+  }
+}
+
+const successes = (responses: Responses) => Object.keys(responses).filter((s) => /^2\d\d$/.test(s));
+
+export function addSyncHeaders(paths: Record<string, Record<string, Operation>>): void {
+  const versioned = (path: string) =>
+    Object.entries(paths).some(
+      ([other, methods]) =>
+        other.startsWith(`${path}/{`) &&
+        !other.slice(path.length + 2).includes("/") &&
+        "304" in ((methods.get?.responses as Responses) ?? {}),
+    );
+  for (const [path, methods] of Object.entries(paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const responses = operation.responses as Responses;
+      const secured = "security" in operation;
+      if ("304" in responses) addParameter(operation, "IfNoneMatch");
+      if ("412" in responses) addParameter(operation, "IfMatch");
+      if ("304" in responses || "412" in responses)
+        addHeader(responses, [...successes(responses), "304"], "ETag", "ETag");
+      if (method === "post" && "201" in responses && versioned(path)) addHeader(responses, ["201"], "ETag", "ETag");
+      if (method === "post" && secured) {
+        addParameter(operation, "IdempotencyKey");
+        responses["409"] ??= ref("responses", "Problem409");
+        responses["422"] ??= ref("responses", "Problem422");
+        addHeader(responses, successes(responses), "Idempotent-Replayed", "IdempotentReplayed");
+      }
+      if (secured || path.startsWith("/v3.0/")) {
+        addParameter(operation, "Bookmark");
+        addHeader(responses, Object.keys(responses), BOOKMARK_HEADER, "Bookmark");
+      }
+      operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
+    }
+  }
+}
