@@ -36,18 +36,25 @@ async function importDuringWrite(
   meanwhile: () => Promise<unknown>,
 ): Promise<Response> {
   let batches = 0;
-  const db = new Proxy(env.DB, {
-    get(target, property) {
-      if (property === "batch") {
-        return async (...args: Parameters<D1Database["batch"]>) => {
-          if (++batches === 2) await meanwhile();
-          return target.batch(...args);
-        };
-      }
-      const value: unknown = Reflect.get(target, property);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
+  // The app runs every request in a D1 session (http/d1-session.ts): the session's batch is the one held.
+  const held = <T extends object>(database: T): T =>
+    new Proxy(database, {
+      get(target, property) {
+        if (property === "batch") {
+          return async (...args: Parameters<D1Database["batch"]>) => {
+            if (++batches === 2) await meanwhile();
+            return (target as unknown as D1Database).batch(...args);
+          };
+        }
+        if (property === "withSession") {
+          return (...args: Parameters<D1Database["withSession"]>) =>
+            held((target as unknown as D1Database).withSession(...args));
+        }
+        const value: unknown = Reflect.get(target, property);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  const db = held(env.DB);
   const request = new Request(new URL("/v3.0/pinpoints", BASE), {
     method: "POST",
     headers: {
