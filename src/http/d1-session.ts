@@ -8,11 +8,13 @@
  * read replication enabled, sessions behave as the plain binding does.
  *
  * Handlers keep reading `c.env.DB`: this middleware gives the request its own
- * env whose DB is the session (the shared env object is never changed).
+ * env whose DB is the binding routed into the session (db/client.ts), so the
+ * queries built once per isolate run in each request's own session.
  */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
+import { routed, runInSession } from "../db/client";
 
 export const BOOKMARK_HEADER = "X-D1-Bookmark";
 
@@ -33,18 +35,11 @@ function sentBookmark(header: string | undefined): string | undefined {
   return value;
 }
 
-/**
- * A session offers the two methods the data layer calls, `prepare` and
- * `batch`; drizzle's and our signatures name the binding's type, which also
- * has `exec` and `withSession` that nothing below this middleware uses.
- */
-const asBinding = (session: D1DatabaseSession) => session as unknown as D1Database;
-
 export const d1Session = createMiddleware<AppEnv>(async function d1Session(c, next) {
   const bookmark = sentBookmark(c.req.header(BOOKMARK_HEADER));
   const session = c.env.DB.withSession(bookmark ?? (READS.has(c.req.method) ? "first-unconstrained" : "first-primary"));
-  c.env = { ...c.env, DB: asBinding(session) };
-  await next();
+  c.env = { ...c.env, DB: routed(c.env.DB) };
+  await runInSession(session, next);
   const latest = session.getBookmark() ?? bookmark;
   if (latest) c.res.headers.set(BOOKMARK_HEADER, latest);
 });
