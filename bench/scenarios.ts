@@ -175,6 +175,10 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
       targets: [
         bareGet,
         target("constant", "constant JSON (runtime ceiling)", { method: "GET", url: rt.constant.href }),
+        target("bare-get-no-session", "bare D1 get-by-id, no D1 session", {
+          method: "GET",
+          url: bare(`/get?id=${id}&session=none`),
+        }),
         get,
       ],
     },
@@ -197,6 +201,10 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
       name: "pages",
       targets: [
         target("bare-page", "bare D1 page of 20", { method: "GET", url: bare(`/page?account=${seeded.accountA}`) }),
+        target("bare-page-no-session", "bare D1 page of 20, no D1 session", {
+          method: "GET",
+          url: bare(`/page?account=${seeded.accountA}&session=none`),
+        }),
         target("first-page", "GET /v3.0/pinpoints?limit=20", { method: "GET", url: firstPage.href, headers: auth }),
         target("bare-deep-page", "bare D1 page of 20 past row 90,000", {
           method: "GET",

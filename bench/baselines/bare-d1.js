@@ -1,12 +1,16 @@
 // Baseline: the cost of the storage alone. The bare SQL of the service's reads
-// and writes over the same D1 database, and the bare steps of an upload into
-// R2, with no auth, validation, cursor signing or mapping: what any Worker
-// answering these requests must pay on this runtime.
+// and writes over the same D1 database, in a D1 session as the service runs
+// them, and the bare steps of an upload into R2, with no auth, validation,
+// cursor signing or mapping: what any Worker answering these requests with
+// read replication must pay on this runtime.
 const PAGE = 20;
 const headers = { "Content-Type": "application/json" };
 const json = (value) => new Response(JSON.stringify(value), { headers });
 
 const MARKER = '"content":"';
+
+/** The paths that write; the others only read. */
+const WRITES = new Set(["/insert", "/bulk-insert", "/upload", "/upload-stream"]);
 
 // A bulk import's write with nothing around it: one statement inserting every row of a JSON array
 // parameter, the columns in the order src/pinpoints/bulk-insert.ts binds them; the table's triggers
@@ -68,92 +72,109 @@ export default {
   async fetch(request, env) {
     const url = new URL(request.url);
     const q = url.searchParams;
-    switch (url.pathname) {
-      // One row by primary key.
-      case "/get":
-        return json(
-          await env.DB.prepare("SELECT * FROM pinpoints WHERE id = ?")
-            .bind(Number(q.get("id")))
-            .first(),
-        );
-      // Any read, for the scale group (bench/scale.ts): the bare SQL of a map question.
-      case "/sql": {
-        const { sql, params } = await request.json();
-        const { results } = await env.DB.prepare(sql)
-          .bind(...params)
-          .all();
-        return json({ results });
-      }
-      // A keyset page of one account's rows, over the (account_id, id) index.
-      case "/page": {
-        const { results } = await env.DB.prepare(
-          "SELECT * FROM pinpoints WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
-        )
-          .bind(Number(q.get("account")), Number(q.get("after") ?? 0), PAGE)
-          .all();
-        return json({ results });
-      }
-      // A keyset page of a list's members, joined to their rows.
-      case "/list-page": {
-        const { results } = await env.DB.prepare(
+    // Every query runs in a D1 session and the bookmark goes back, as the service does for every
+    // request (read replication, src/http/d1-session.ts): reads first-unconstrained, writes
+    // first-primary. `?session=none` uses the plain binding, to show what a session costs here.
+    if (q.get("session") === "none") return answer(url, q, request, env, env.DB);
+    const session = env.DB.withSession(WRITES.has(url.pathname) ? "first-primary" : "first-unconstrained");
+    const response = await answer(url, q, request, env, session);
+    response.headers.set("X-D1-Bookmark", session.getBookmark() ?? "");
+    return response;
+  },
+};
+
+async function answer(url, q, request, env, db) {
+  switch (url.pathname) {
+    // One row by primary key.
+    case "/get":
+      return json(
+        await db
+          .prepare("SELECT * FROM pinpoints WHERE id = ?")
+          .bind(Number(q.get("id")))
+          .first(),
+      );
+    // Any read, for the scale group (bench/scale.ts): the bare SQL of a map question.
+    case "/sql": {
+      const { sql, params } = await request.json();
+      const { results } = await db
+        .prepare(sql)
+        .bind(...params)
+        .all();
+      return json({ results });
+    }
+    // A keyset page of one account's rows, over the (account_id, id) index.
+    case "/page": {
+      const { results } = await db
+        .prepare("SELECT * FROM pinpoints WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?")
+        .bind(Number(q.get("account")), Number(q.get("after") ?? 0), PAGE)
+        .all();
+      return json({ results });
+    }
+    // A keyset page of a list's members, joined to their rows.
+    case "/list-page": {
+      const { results } = await db
+        .prepare(
           `SELECT p.* FROM list_pinpoints AS lp JOIN pinpoints AS p ON p.id = lp.pinpoint_id
            WHERE lp.list_id = ? AND lp.pinpoint_id > ? ORDER BY lp.pinpoint_id LIMIT ?`,
         )
-          .bind(Number(q.get("list")), Number(q.get("after") ?? 0), PAGE)
-          .all();
-        return json({ results });
-      }
-      // One row written and read back.
-      case "/insert":
-        return json(
-          await env.DB.prepare(
+        .bind(Number(q.get("list")), Number(q.get("after") ?? 0), PAGE)
+        .all();
+      return json({ results });
+    }
+    // One row written and read back.
+    case "/insert":
+      return json(
+        await db
+          .prepare(
             `INSERT INTO pinpoints (account_id, name, latitude, longitude, category_id, description, tags)
              VALUES (?, ?, ?, ?, 1, ?, ?) RETURNING *`,
           )
-            .bind(Number(q.get("account")), "Bare insert", 48.8566, 2.3522, "<p>A bare insert.</p>", '["bench"]')
-            .first(),
-        );
-      // A batch of rows (a JSON array of row arrays), as a bulk import writes them.
-      case "/bulk-insert": {
-        const { meta } = await env.DB.prepare(BULK_INSERT)
-          .bind(Number(q.get("account")), await request.text())
-          .run();
-        return json({ inserted: meta.changes });
-      }
-      // Receives a body and drops it: what the runtime itself holds while reading an upload.
-      case "/sink":
-        return json({ bytes: (await request.arrayBuffer()).byteLength });
-      // The least any create with an upload does: parse, decode, put into R2, insert the row.
-      case "/upload": {
-        const { name, latitude, longitude, media_file: file } = await request.json();
-        const bytes = Uint8Array.fromBase64(file.content);
-        const key = `bare/${crypto.randomUUID()}`;
-        await env.MEDIA.put(key, bytes, { httpMetadata: { contentType: file.type } });
-        return json(
-          await env.DB.prepare(
-            "INSERT INTO pinpoints (account_id, name, latitude, longitude, media_key) VALUES (?, ?, ?, ?, ?) RETURNING *",
-          )
-            .bind(Number(q.get("account")), name, latitude, longitude, key)
-            .first(),
-        );
-      }
-      // The same, streaming: the base64 is decoded as it arrives, so neither the body nor the
-      // text is ever whole in memory. It only understands the body layout the benchmark sends;
-      // it shows what a streaming parser could reach on this runtime.
-      case "/upload-stream": {
-        const decoded = await decodeContentStreaming(request);
-        const key = `bare/${crypto.randomUUID()}`;
-        if (q.get("r2") !== "no") await env.MEDIA.put(key, decoded, { httpMetadata: { contentType: "image/png" } });
-        return json(
-          await env.DB.prepare(
-            "INSERT INTO pinpoints (account_id, name, latitude, longitude, media_key) VALUES (?, ?, ?, ?, ?) RETURNING *",
-          )
-            .bind(Number(q.get("account")), "Bare streamed upload", 0, 0, key)
-            .first(),
-        );
-      }
-      default:
-        return new Response("not found", { status: 404 });
+          .bind(Number(q.get("account")), "Bare insert", 48.8566, 2.3522, "<p>A bare insert.</p>", '["bench"]')
+          .first(),
+      );
+    // A batch of rows (a JSON array of row arrays), as a bulk import writes them.
+    case "/bulk-insert": {
+      const { meta } = await db
+        .prepare(BULK_INSERT)
+        .bind(Number(q.get("account")), await request.text())
+        .run();
+      return json({ inserted: meta.changes });
     }
-  },
-};
+    // Receives a body and drops it: what the runtime itself holds while reading an upload.
+    case "/sink":
+      return json({ bytes: (await request.arrayBuffer()).byteLength });
+    // The least any create with an upload does: parse, decode, put into R2, insert the row.
+    case "/upload": {
+      const { name, latitude, longitude, media_file: file } = await request.json();
+      const bytes = Uint8Array.fromBase64(file.content);
+      const key = `bare/${crypto.randomUUID()}`;
+      await env.MEDIA.put(key, bytes, { httpMetadata: { contentType: file.type } });
+      return json(
+        await db
+          .prepare(
+            "INSERT INTO pinpoints (account_id, name, latitude, longitude, media_key) VALUES (?, ?, ?, ?, ?) RETURNING *",
+          )
+          .bind(Number(q.get("account")), name, latitude, longitude, key)
+          .first(),
+      );
+    }
+    // The same, streaming: the base64 is decoded as it arrives, so neither the body nor the
+    // text is ever whole in memory. It only understands the body layout the benchmark sends;
+    // it shows what a streaming parser could reach on this runtime.
+    case "/upload-stream": {
+      const decoded = await decodeContentStreaming(request);
+      const key = `bare/${crypto.randomUUID()}`;
+      if (q.get("r2") !== "no") await env.MEDIA.put(key, decoded, { httpMetadata: { contentType: "image/png" } });
+      return json(
+        await db
+          .prepare(
+            "INSERT INTO pinpoints (account_id, name, latitude, longitude, media_key) VALUES (?, ?, ?, ?, ?) RETURNING *",
+          )
+          .bind(Number(q.get("account")), "Bare streamed upload", 0, 0, key)
+          .first(),
+      );
+    }
+    default:
+      return new Response("not found", { status: 404 });
+  }
+}
