@@ -14,7 +14,7 @@ import { SCOPES } from "../core/scopes";
 import { signingKeys } from "../core/signing";
 import { preparedOnce } from "../db/client";
 import { clients } from "../db/schema";
-import { readBodyWithin } from "../http/body";
+import { declaredLength, readBodyWithin } from "../http/body";
 import { limitTokenRequest, tokenRatePolicy } from "../http/rate-limit";
 import { operation } from "../http/route-metadata";
 import { parseBasicAuthorization } from "./basic";
@@ -27,7 +27,9 @@ const MAX_FORM_BYTES = 16 * 1024;
 async function readForm(request: Request): Promise<URLSearchParams | FormData | null> {
   const type = request.headers.get("Content-Type")?.split(";")[0]?.trim().toLowerCase();
   if (type !== "application/x-www-form-urlencoded" && type !== "multipart/form-data") return null;
-  const bytes = request.body ? await readBodyWithin(request.body, MAX_FORM_BYTES, null) : new Uint8Array();
+  const bytes = request.body
+    ? await readBodyWithin(request.body, MAX_FORM_BYTES, declaredLength(request))
+    : new Uint8Array();
   if (type === "application/x-www-form-urlencoded") return new URLSearchParams(new TextDecoder().decode(bytes));
   return new Response(bytes, { headers: { "Content-Type": request.headers.get("Content-Type")! } }).formData();
 }

@@ -14,6 +14,12 @@ function tooLarge(max: number): ApiError {
   return new ApiError("payload_too_large", `The request body exceeds the maximum of ${max} bytes.`);
 }
 
+/** The size a well-formed Content-Length declares, or null. It only sizes the buffer: the bytes read are what is enforced. */
+export function declaredLength(request: Request): number | null {
+  const header = request.headers.get("Content-Length")?.trim();
+  return header && /^\d+$/.test(header) ? Number(header) : null;
+}
+
 /**
  * Reads a body of at most `max` bytes. A byte stream is read with a BYOB
  * reader straight into one buffer (of the Content-Length's size when there is
@@ -34,11 +40,13 @@ export async function readBodyWithin(
   }
   let buffer = new ArrayBuffer(Math.min(max, declared ?? 64 * 1024));
   let length = 0;
-  // Once the buffer is full, a spare one tells whether more is coming (a wrong or absent Content-Length).
-  let spare = new ArrayBuffer(16 * 1024);
+  // Once the buffer is full, a small spare one tells whether more is coming (a wrong or absent
+  // Content-Length); if it is, the buffer grows by doubling.
+  let spare: ArrayBuffer | null = null;
   for (;;) {
     const full = length === buffer.byteLength;
-    const { done, value } = await reader.read(full ? new Uint8Array(spare) : new Uint8Array(buffer, length));
+    const view = full ? new Uint8Array((spare ??= new ArrayBuffer(1024))) : new Uint8Array(buffer, length);
+    const { done, value } = await reader.read(view);
     if (!value) break;
     // A BYOB read transfers the buffer it was given; keep using the one it returns.
     if (full) spare = value.buffer;
@@ -91,9 +99,7 @@ export const jsonBody = () =>
     const raw = c.req.raw;
     if (raw.body === null) return next();
     const max = c.var.config.maxBodyBytes;
-    // Only a well-formed Content-Length sizes the buffer; the byte count read is what is enforced.
-    const lengthHeader = c.req.header("Content-Length")?.trim();
-    const declared = lengthHeader && /^\d+$/.test(lengthHeader) ? Number(lengthHeader) : null;
+    const declared = declaredLength(raw);
     if (declared !== null && declared > max) throw tooLarge(max);
     const contentType = c.req.header("Content-Type");
     const isJson = jsonMediaType.test(contentType?.split(";")[0]?.trim() ?? "");
