@@ -112,7 +112,7 @@ function summarize(profile: Profile, sourceOf: (line: number) => string, request
 
 const dir = mkdtempSync(join(tmpdir(), "poi-profile-"));
 const inspectorPort = await freePort();
-const stack = await startStack(dir, { inspectorPort });
+const stack = await startStack(dir, { inspectorPort, minify: false });
 try {
   const groups = await buildGroups(stack.rt, stack.seeded, stack.token, dir);
   const target = groups.flatMap((g) => g.targets).find((t) => t.key === key);

@@ -28,9 +28,14 @@ const wranglerEnv = {
   NO_COLOR: "1",
 };
 
-/** `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size. */
-export function buildBundle(outDir: string, configPath = "wrangler.toml"): Bundle {
-  const output = execFileSync("wrangler", ["deploy", "--dry-run", "--outdir", outDir, "--config", configPath], {
+/**
+ * `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size.
+ * `minify: false` overrides wrangler.toml for the profiler, which maps frames to source files
+ * by the bundle's `// path` comments and names functions by their own names.
+ */
+export function buildBundle(outDir: string, { configPath = "wrangler.toml", minify = true } = {}): Bundle {
+  const args = ["deploy", "--dry-run", "--outdir", outDir, "--config", configPath, ...(minify ? [] : ["--no-minify"])];
+  const output = execFileSync("wrangler", args, {
     encoding: "utf8",
     env: wranglerEnv,
     stdio: ["ignore", "pipe", "pipe"],

@@ -8,9 +8,9 @@ export type Stack = { bundle: Bundle; rt: Runtime; seeded: Seeded; token: string
 /** Starts the Worker and the baselines on fresh state under `dir`, seeds it, and gets a token for account A. */
 export async function startStack(
   dir: string,
-  options: { bundle?: Bundle; inspectorPort?: number } = {},
+  options: { bundle?: Bundle; inspectorPort?: number; minify?: boolean } = {},
 ): Promise<Stack> {
-  const bundle = options.bundle ?? buildBundle(join(dir, "bundle"));
+  const bundle = options.bundle ?? buildBundle(join(dir, "bundle"), { minify: options.minify });
   const t0 = performance.now();
   const rt = await startRuntime(join(dir, "state"), {
     api: bundle,
