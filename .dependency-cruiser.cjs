@@ -73,6 +73,15 @@ module.exports = {
       to: { path: "^src/(app|index)\\.ts$" },
     },
     {
+      name: "openapi-reads-only-route-metadata",
+      comment:
+        "The document is read off what the routes carry: of http/, openapi/ uses only the route metadata " +
+        "and the bookmark header's name, never a middleware.",
+      severity: "error",
+      from: { path: "^src/openapi/" },
+      to: { path: "^src/http/", pathNot: "^src/http/(route-metadata|bookmark-header)\\.ts$" },
+    },
+    {
       name: "scripts-use-only-portable",
       comment: "The Node scripts and benchmarks run on Node 22: of src/, they use only the PORTABLE modules.",
       severity: "error",

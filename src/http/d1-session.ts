@@ -15,8 +15,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
 import { routed, runInSession } from "../db/client";
-
-export const BOOKMARK_HEADER = "X-D1-Bookmark";
+import { BOOKMARK_HEADER } from "./bookmark-header";
 
 /** D1's bookmark shape: four hex groups, 8-8-8-32 (what `getBookmark()` returns). */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;

@@ -8,14 +8,14 @@
  * A schema named with `.meta({ id })` where it is defined is shown once under
  * `components.schemas` and referenced; this module knows no resource.
  */
-import { BOOKMARK_HEADER } from "../http/d1-session";
-import { addSyncHeaders, syncHeaders, syncParameters } from "./sync-headers";
 import type { RouterRoute } from "hono/types";
 import * as z from "zod";
 import { problemCodes, problemType, type ProblemCode } from "../core/problem";
 import { scopeFor, type Scope } from "../core/scopes";
+import { BOOKMARK_HEADER } from "../http/bookmark-header";
 import { marksOf, type OperationSpec, type ResponseSpec, type Validation } from "../http/route-metadata";
 import { problemJson } from "./schemas";
+import { addSyncHeaders, syncHeaders, syncParameters } from "./sync-headers";
 
 type JsonSchema = Record<string, unknown>;
 type Operation = Record<string, unknown>;

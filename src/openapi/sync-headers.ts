@@ -12,7 +12,7 @@
  *   session: it takes `X-D1-Bookmark` and answers with it (problem answers
  *   too: the header is on the shared problem responses).
  */
-import { BOOKMARK_HEADER } from "../http/d1-session";
+import { BOOKMARK_HEADER } from "../http/bookmark-header";
 
 type Operation = Record<string, unknown>;
 type Responses = Record<string, Record<string, unknown>>;
