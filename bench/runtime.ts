@@ -30,11 +30,15 @@ const wranglerEnv = {
 
 /**
  * `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size.
- * `minify: false` overrides wrangler.toml for the profiler, which maps frames to source files
- * by the bundle's `// path` comments and names functions by their own names.
+ * Minified as wrangler.toml says unless `minify` overrides it: the profiler asks for `false`, as
+ * it maps frames to source files by the bundle's `// path` comments and names functions by their own names.
  */
-export function buildBundle(outDir: string, { configPath = "wrangler.toml", minify = true } = {}): Bundle {
-  const args = ["deploy", "--dry-run", "--outdir", outDir, "--config", configPath, ...(minify ? [] : ["--no-minify"])];
+export function buildBundle(
+  outDir: string,
+  { configPath = "wrangler.toml", minify }: { configPath?: string; minify?: boolean } = {},
+): Bundle {
+  const override = minify === undefined ? [] : [minify ? "--minify" : "--no-minify"];
+  const args = ["deploy", "--dry-run", "--outdir", outDir, "--config", configPath, ...override];
   const output = execFileSync("wrangler", args, {
     encoding: "utf8",
     env: wranglerEnv,
