@@ -124,6 +124,6 @@ export function assertOriginAllowed(key: ResolvedKey, request: Request): void {
     "forbidden",
     origin === null
       ? "This publishable key is limited to certain web origins, and the request names none (no Origin or Referer)."
-      : `This publishable key is not allowed on ${origin}.`,
+      : `This publishable key is not allowed on the web origin ${origin}.`,
   );
 }

@@ -19,7 +19,7 @@ const EXAMPLE_ORIGINS = "https://maps.example.com, http://localhost:5173 or http
 function isOriginPattern(value: string): boolean {
   const wildcard = /^(https?:\/\/)\*\.([^/]+)$/.exec(value);
   const concrete = wildcard ? `${wildcard[1]}x.${wildcard[2]}` : value;
-  if (!/^https?:\/\//.test(concrete) || !URL.canParse(concrete)) return false;
+  if (concrete.includes("*") || !/^https?:\/\//.test(concrete) || !URL.canParse(concrete)) return false;
   const url = new URL(concrete);
   if (url.origin !== concrete) return false;
   return !wildcard || url.hostname.split(".").length >= 3;

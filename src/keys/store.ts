@@ -11,9 +11,11 @@ import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
+import { rowMapper } from "../db/raw-rows";
 import { lists, publishableKeyLists, publishableKeys, type PublishableKey } from "../db/schema";
 
 const WHAT = "publishable key";
+const toKey = rowMapper(publishableKeys);
 
 /** How much of a key its listing shows: `pk_` and 6 characters (36 of its 192 bits). */
 const PREFIX_LENGTH = 9;
@@ -58,14 +60,19 @@ export async function createKey(
     })
     .returning();
   const listIds = values.lists ?? [];
-  // The new key's id, found by its hash inside the same transaction.
-  const insertLists = db.run(
-    sql`INSERT INTO publishable_key_lists (key_id, list_id)
-      SELECT (SELECT id FROM publishable_keys WHERE key_hash = ${keyHash}), value FROM json_each(${JSON.stringify(listIds)})`,
-  );
+  const keyStatement = insertKey.toSQL();
   try {
-    const [[row]] = await db.batch([insertKey, insertLists]);
-    return { row: row!, lists: listIds, key };
+    const [inserted] = await d1.batch([
+      d1.prepare(keyStatement.sql).bind(...keyStatement.params),
+      // The new key's id, found by its hash inside the same transaction.
+      d1
+        .prepare(
+          `INSERT INTO publishable_key_lists (key_id, list_id)
+          SELECT (SELECT id FROM publishable_keys WHERE key_hash = ?1), value FROM json_each(?2)`,
+        )
+        .bind(keyHash, JSON.stringify(listIds)),
+    ]);
+    return { row: toKey(inserted!.results[0] as Record<string, unknown>), lists: listIds, key };
   } catch (error) {
     // A list deleted between the check and the write: nothing was written.
     if (isForeignKeyViolation(error)) throw fieldError("/lists", "names a list that no longer exists");
