@@ -23,6 +23,7 @@ import { requestLog } from "./http/logging";
 import { requestId } from "./http/request-id";
 import { securityHeaders } from "./http/security-headers";
 import { requireSigningKey } from "./http/signing-key-check";
+import { keyRoutes } from "./keys/routes";
 import { listToJson } from "./lists/json";
 import { listRoutes } from "./lists/routes";
 import { mapRoutes } from "./maps/routes";
@@ -99,6 +100,7 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/categories", categoryRoutes)
   .route("/v3.0/events", eventRoutes)
   .route("/v3.0/changes", changeRoutes(objectJson))
+  .route("/v3.0/keys", keyRoutes)
   .route(OGC_PREFIX, ogcRoutes)
   // Public with a publishable key: the live map of a list, a page for an <iframe>.
   .route("/maps", mapRoutes);

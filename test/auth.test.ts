@@ -399,7 +399,7 @@ describe("bearer: access_token query parameter", () => {
     const a = await caller();
     const response = await call(`/v3.0/pinpoints?access_token=${a.token}`, withToken(a.token));
     const body = await expectProblem(response, 400);
-    expect(body.detail).toMatch(/not both/);
+    expect(body.detail).toMatch(/one credential/);
     expect(response.headers.get("WWW-Authenticate")).toContain('error="invalid_request"');
   });
 });

@@ -54,6 +54,7 @@ describe("request log", () => {
       duration_ms: expect.any(Number),
       account_id: who.accountId,
       client_id: who.clientId,
+      key_id: null,
     });
     expect(line.duration_ms).toBeGreaterThanOrEqual(0);
   });

@@ -92,16 +92,20 @@ describe("GET /v3.0/openapi.json", () => {
     }
   });
 
-  it("asks for the read scope on GET and write otherwise, and nothing on public routes", async () => {
+  it("asks for the read scope on GET and write otherwise, nothing on public routes, and names where keys work", async () => {
+    // The reads a publishable key may make: everything else needs an access token.
+    const PUBLISHABLE = ["/v3.0/lists", "/v3.0/pinpoints", "/v3.0/events", "/v3.0/categories", "/ogc"];
     const publicRoutes = ["post /v3.0/oauth2/token", "get /v3.0/openapi.json", "get /media/{key}", "head /media/{key}"];
     for (const [method, path, operation] of operations(await fetchDocument())) {
       if (publicRoutes.includes(`${method} ${path}`)) {
         expect(operation.security, path).toBeUndefined();
         continue;
       }
+      const publishable = method === "get" && PUBLISHABLE.some((prefix) => path.startsWith(prefix));
       expect(operation.security, `${method} ${path}`).toEqual([
-        { oauth2: [method === "get" ? "read" : "write"] },
+        { oauth2: [method === "get" || method === "head" ? "read" : "write"] },
         { bearer: [] },
+        ...(publishable ? [{ publishableKey: [] }] : []),
       ]);
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(["401", "403"]));
     }

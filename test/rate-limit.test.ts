@@ -78,6 +78,7 @@ describe("configuration", () => {
     expect(rateLimits).toEqual(defaults.rateLimits);
     expect(bindings).toEqual({
       CLIENT_LIMITER: rateLimits.client,
+      PUBLIC_LIMITER: rateLimits.public,
       TOKEN_LIMITER: rateLimits.token,
       TOKEN_ADDRESS_LIMITER: rateLimits.tokenAddress,
     });

@@ -3,14 +3,21 @@
  * header or, for clients that cannot set headers, the `access_token` query
  * parameter (§2.3); verifies it without a database read; checks the scope the
  * method needs (`read` for GET/HEAD, `write` otherwise); sets `principal`.
+ * A publishable key (`pk_…`, in the header or as `?key=`) is taken instead
+ * of a token on the operations that accept one (publishable-keys.ts).
  */
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
 import { scopeFor } from "../core/scopes";
 import { ApiError } from "../core/problem";
+import { PUBLISHABLE_KEY_PREFIX } from "../core/secrets";
+import { limitUnknownKey } from "../http/rate-limit";
+import { matchedOperation } from "../http/route-metadata";
 import { clientInGoodStanding } from "./client-status";
 import { signingKeys } from "../core/signing";
+import { assertOriginAllowed, resolvePublishableKey, type ResolvedKey } from "./publishable-keys";
 import { verifyToken } from "./tokens";
 
 const REALM = 'Bearer realm="api"';
@@ -25,29 +32,69 @@ function unauthorized(detail: string, tokenSent: boolean): ApiError {
   });
 }
 
+/** The credential of the request and where it came from; throws if it was sent in more than one place. */
+function credentialOf(c: Context<AppEnv>): { credential: string | undefined; inQuery: boolean } {
+  const header = c.req.header("Authorization");
+  const fromQuery = c.req.query("access_token");
+  const keyParam = c.req.query("key");
+  const sent = [header, fromQuery, keyParam].filter((value) => value !== undefined).length;
+  if (sent > 1) {
+    // §2: clients MUST NOT use more than one method to transmit the token.
+    throw new ApiError(
+      "bad_request",
+      "Send one credential: the Authorization header, access_token or key in the query, not several.",
+      { headers: { "WWW-Authenticate": `${REALM}, error="invalid_request"` } },
+    );
+  }
+  if (header === undefined) return { credential: fromQuery ?? keyParam, inQuery: sent === 1 };
+  const [, scheme, credentials] = header.match(/^(\S+)(?: +(.*))?$/) ?? [];
+  // §3.1: another scheme is no token at all, so no error code; a Bearer credential that is not a b64token is one.
+  if (scheme?.toLowerCase() !== "bearer") {
+    throw unauthorized("The Authorization header must use the Bearer scheme.", false);
+  }
+  const token = credentials?.match(/^([A-Za-z0-9\-._~+/]+=*) *$/)?.[1];
+  if (!token) throw unauthorized("The token is malformed.", true);
+  return { credential: token, inQuery: false };
+}
+
+/** A publishable key, on an operation that takes one, from an origin it allows. */
+async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
+  let resolved: ResolvedKey;
+  try {
+    resolved = await resolvePublishableKey(c.env.DB, key);
+  } catch (error) {
+    await limitUnknownKey(c);
+    throw error;
+  }
+  if (!matchedOperation(c)?.publishable) {
+    throw new ApiError(
+      "forbidden",
+      "A publishable key only reads published lists, pinpoints, events and categories; this operation needs an access token.",
+    );
+  }
+  assertOriginAllowed(resolved, c.req.raw);
+  return resolved;
+}
+
 export const requireToken = () =>
   createMiddleware<AppEnv>(async function requireToken(c, next) {
-    const header = c.req.header("Authorization");
-    const fromQuery = c.req.query("access_token");
+    const { credential: token, inQuery } = credentialOf(c);
     // A token in the URL makes the URL a secret: keep every answer, errors included, out of shared caches.
-    if (fromQuery !== undefined) c.header("Cache-Control", "private, no-store");
-    if (header !== undefined && fromQuery !== undefined) {
-      // §2: clients MUST NOT use more than one method to transmit the token.
-      throw new ApiError("bad_request", "Send the access token in the Authorization header or the query, not both.", {
-        headers: { "WWW-Authenticate": `${REALM}, error="invalid_request"` },
-      });
+    // (A publishable key is no secret: its answers may be cached publicly, src/http/public-cache.ts.)
+    const secretInUrl = inQuery && !token?.startsWith(PUBLISHABLE_KEY_PREFIX);
+    if (secretInUrl) c.header("Cache-Control", "private, no-store");
+    if (!token) throw unauthorized("An access token is required.", inQuery);
+
+    if (token.startsWith(PUBLISHABLE_KEY_PREFIX)) {
+      const key = await keyPrincipal(c, token);
+      c.set("principal", key);
+      await next();
+      // The key's own CORS rule: readable by the pages it allows, whatever CORS_ORIGINS says.
+      const origin = c.req.header("Origin");
+      if (key.origins === null) c.res.headers.set("Access-Control-Allow-Origin", "*");
+      else if (origin !== undefined) c.res.headers.set("Access-Control-Allow-Origin", origin);
+      return;
     }
-    let token = fromQuery;
-    if (header !== undefined) {
-      const [, scheme, credentials] = header.match(/^(\S+)(?: +(.*))?$/) ?? [];
-      // §3.1: another scheme is no token at all, so no error code; a Bearer credential that is not a b64token is one.
-      if (scheme?.toLowerCase() !== "bearer") {
-        throw unauthorized("The Authorization header must use the Bearer scheme.", false);
-      }
-      token = credentials?.match(/^([A-Za-z0-9\-._~+/]+=*) *$/)?.[1];
-      if (!token) throw unauthorized("The token is malformed.", true);
-    }
-    if (!token) throw unauthorized("An access token is required.", fromQuery !== undefined);
 
     const result = await verifyToken(token, await signingKeys(c.env), Math.floor(clock.now() / 1000));
     if (result.kind === "invalid") throw unauthorized(result.reason, true);
@@ -64,8 +111,10 @@ export const requireToken = () =>
         headers: { "WWW-Authenticate": `${REALM}, error="insufficient_scope", scope="${needed}"` },
       });
     }
-    c.set("principal", { clientId: claims.sub, accountId: claims.acc, scopes });
+    c.set("principal", { kind: "client", clientId: claims.sub, accountId: claims.acc, scopes });
     await next();
-    // The handler may have replaced the response; the rule above still holds.
-    if (fromQuery !== undefined) c.res.headers.set("Cache-Control", "private, no-store");
+    // The handler may have replaced the response; the rule above still holds. An answer to a
+    // client's token is that client's: never stored by a shared cache.
+    if (secretInUrl) c.res.headers.set("Cache-Control", "private, no-store");
+    else if (!c.res.headers.has("Cache-Control")) c.res.headers.set("Cache-Control", "private");
   });

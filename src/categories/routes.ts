@@ -24,6 +24,7 @@ const operations = {
     summary: "List all categories",
     description: "Every account's categories, with the built-in category 1, in creation order.",
     operationId: "listCategories",
+    publishable: "across-accounts",
     responses: { 200: pageOf(categoryJson) },
   }),
   create: operation({
@@ -35,6 +36,7 @@ const operations = {
   get: operation({
     summary: "Get a category",
     operationId: "getCategory",
+    publishable: "across-accounts",
     responses: { 200: categoryJson, 304: notModifiedResponse },
   }),
   update: operation({

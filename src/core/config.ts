@@ -14,7 +14,7 @@ export type Config = {
   corsOrigins: readonly string[];
   mediaPublicBaseUrl: string | null;
   /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/rate-limit.ts). */
-  rateLimits: { client: RateLimit; token: RateLimit; tokenAddress: RateLimit };
+  rateLimits: { client: RateLimit; public: RateLimit; token: RateLimit; tokenAddress: RateLimit };
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
   changesRetentionDays: number;
   /**
@@ -33,6 +33,7 @@ export const defaults = {
   changesRetentionDays: 30,
   rateLimits: {
     client: { limit: 1200, period: 60 },
+    public: { limit: 600, period: 60 },
     token: { limit: 60, period: 60 },
     tokenAddress: { limit: 10, period: 60 },
   },
@@ -85,6 +86,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     mapStyleUrl: webUrl(str("MAP_STYLE_URL")),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
+      public: rateLimit(str("RATE_LIMIT_PUBLIC"), defaults.rateLimits.public),
       token: rateLimit(str("RATE_LIMIT_TOKEN"), defaults.rateLimits.token),
       tokenAddress: rateLimit(str("RATE_LIMIT_TOKEN_ADDRESS"), defaults.rateLimits.tokenAddress),
     },

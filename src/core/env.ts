@@ -19,12 +19,34 @@ declare global {
 
 export type Bindings = Cloudflare.Env;
 
-/** Who is calling: read from a verified access token, never from the database. */
-export type Principal = {
+/** A client calling with an access token: read from the verified token, never from the database. */
+export type ClientPrincipal = {
+  kind: "client";
   clientId: string;
   accountId: number;
   scopes: readonly string[];
 };
+
+/**
+ * A publishable key (src/auth/publishable-keys.ts): reads the account's
+ * published content only, `lists` (null: every list of the account). `head`
+ * is the account's change-log position when the key was looked up and
+ * `sharedHead` the whole log's, which version what public caches store for
+ * it (src/http/public-cache.ts).
+ */
+export type KeyPrincipal = {
+  kind: "key";
+  keyId: number;
+  accountId: number;
+  scopes: readonly ["read"];
+  lists: readonly number[] | null;
+  expiresAt: number | null;
+  head: number;
+  sharedHead: number;
+};
+
+/** Who is calling. */
+export type Principal = ClientPrincipal | KeyPrincipal;
 
 export type AppEnv = {
   Bindings: Bindings;

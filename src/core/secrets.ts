@@ -1,5 +1,5 @@
 /**
- * Client credentials. Secrets are 256 random bits generated here, so a single
+ * Client credentials and publishable keys. Secrets are 256 random bits (keys 192) generated here, so a single
  * SHA-256 is enough to store them safely (no password stretching needed);
  * only the hash is kept. Shared by the Worker and the Node scripts (the
  * registration tool, seeding, benchmarks), so it uses only what Node 22 and
@@ -31,6 +31,14 @@ export function generateClientId(): string {
 /** A new client secret: 256 random bits, base64url. */
 export function generateClientSecret(): string {
   return randomBase64url(32);
+}
+
+/** The prefix that tells a publishable key from an access token. */
+export const PUBLISHABLE_KEY_PREFIX = "pk_";
+
+/** A new publishable key: `pk_` and 192 random bits, base64url. */
+export function generatePublishableKey(): string {
+  return PUBLISHABLE_KEY_PREFIX + randomBase64url(24);
 }
 
 /** Hex SHA-256 of a secret, as stored in `clients.secret_hash`. */

@@ -4,7 +4,7 @@
  * another account's object is ever returned.
  */
 import { getTableName, type Table } from "drizzle-orm";
-import { type ApiError, forbidden, notFound } from "../core/problem";
+import { ApiError, forbidden, notFound } from "../core/problem";
 
 /** Returns `row` if the caller's account owns it; otherwise throws 404 or 403. */
 export function ownedOr404<Row extends { account_id: number | null }>(
@@ -37,4 +37,17 @@ export async function throwMissingOrForbidden(
     .first<{ account_id: number | null }>();
   ownedOr404(row ?? undefined, accountId, what);
   throw ifOwned;
+}
+
+/**
+ * Where another account's object must look absent (a publishable key, an OGC
+ * collection): the read's 403 becomes a 404, so no foreign id is confirmed.
+ */
+export async function foreignAsMissing<T>(read: Promise<T>, what: string): Promise<T> {
+  try {
+    return await read;
+  } catch (error) {
+    if (error instanceof ApiError && error.code === "forbidden") throw notFound(what);
+    throw error;
+  }
 }

@@ -199,6 +199,46 @@ export const events = sqliteTable(
 );
 
 /**
+ * Publishable keys (`pk_…`): read-only credentials for public maps, safe to
+ * put in a web page. Only a SHA-256 hash of the key is stored, as for client
+ * secrets; `key_prefix` lets an owner recognise a key in a listing.
+ * `every_list` means every list of the account, now and later; otherwise the
+ * key reads the lists in `publishable_key_lists` (a deleted list leaves it).
+ * `origins` (JSON, null for any) restricts the web pages that may use it.
+ */
+export const publishableKeys = sqliteTable(
+  "publishable_keys",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    account_id: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    name: text().notNull(),
+    key_hash: text().notNull().unique(),
+    key_prefix: text().notNull(),
+    every_list: integer({ mode: "boolean" }).notNull(),
+    origins: text({ mode: "json" }).$type<string[]>(),
+    expires_at: integer({ mode: "timestamp_ms" }),
+    created_at: createdAt(),
+  },
+  (t) => [index("publishable_keys_account_idx").on(t.account_id, t.id)],
+);
+
+/** The lists a publishable key reads, unless it reads every list. */
+export const publishableKeyLists = sqliteTable(
+  "publishable_key_lists",
+  {
+    key_id: integer()
+      .notNull()
+      .references(() => publishableKeys.id, { onDelete: "cascade" }),
+    list_id: integer()
+      .notNull()
+      .references(() => lists.id, { onDelete: "cascade" }),
+  },
+  (t) => [primaryKey({ columns: [t.key_id, t.list_id] }), index("publishable_key_lists_list_idx").on(t.list_id)],
+);
+
+/**
  * One row per occurrence of an event, so `from`/`to` read an index instead of
  * parsing every event's `dates`. Kept in step with `events.dates` by triggers
  * (migrations/0003_query_indexes.sql); the `dates` column stays the source of truth.
@@ -276,3 +316,4 @@ export type List = typeof lists.$inferSelect;
 export type Category = typeof categories.$inferSelect;
 export type Event = typeof events.$inferSelect;
 export type Client = typeof clients.$inferSelect;
+export type PublishableKey = typeof publishableKeys.$inferSelect;

@@ -10,6 +10,9 @@ import { GEOJSON } from "../geojson/features";
 import { geojsonVariant } from "../geojson/negotiate";
 import { eventFeatures } from "../geojson/resources";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { notFound } from "../core/problem";
+import { foreignAsMissing } from "../db/ownership";
+import { assertPublishedPinpoint, isPublishedPinpoint } from "../db/published";
 import { assertVersion } from "../db/versions";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
@@ -72,6 +75,7 @@ const operations = {
       "otherwise with `q`, by relevance (every word in the name, then in the name or tags, then anywhere). " +
       "`bbox`, `radius`, `q`, `tags` and `updated_since` also filter. Every order pages with `next`/`previous`.",
     operationId: "listEvents",
+    publishable: true,
     responses: {
       200: {
         description: "A page of events; in GeoJSON, a FeatureCollection of them at their pinpoints",
@@ -91,6 +95,7 @@ const operations = {
   get: operation({
     summary: "Get an event",
     operationId: "getEvent",
+    publishable: true,
     responses: {
       200: {
         description: "The event; in GeoJSON, a Feature at its pinpoint",
@@ -123,11 +128,18 @@ export const eventRoutes = resourceApp()
     "/",
     ...operations.list(validate("query", eventQuery), geojson, async (c) => {
       const query = c.req.valid("query");
-      const { accountId } = c.var.principal;
+      const { principal } = c.var;
+      const { accountId } = principal;
       const { pinpoint } = query;
       const mediaUrl = mediaUrls(c);
       const given = SEARCH_PARAMETERS.filter((name) => query[name] !== undefined);
-      if (given.length === 0) {
+      // A publishable key reads the events at its lists' pinpoints: at one it publishes, or at all of them.
+      const published = principal.kind === "key" && pinpoint === undefined ? principal.lists : undefined;
+      if (principal.kind === "key" && pinpoint !== undefined) {
+        await foreignAsMissing(assertPinpointOwner(c.env.DB, accountId, pinpoint), "pinpoint");
+        await assertPublishedPinpoint(c.env.DB, principal.lists, pinpoint);
+      }
+      if (given.length === 0 && published === undefined) {
         return c.json(
           await paginate(c, {
             collection: "events",
@@ -151,6 +163,7 @@ export const eventRoutes = resourceApp()
         tags,
         updatedSince: updated_since,
         pinpoint,
+        published,
       };
       if (pinpoint !== undefined) await assertPinpointOwner(c.env.DB, accountId, pinpoint);
       // The links carry each filter as the client wrote it, which the cursor is bound to.
@@ -188,7 +201,12 @@ export const eventRoutes = resourceApp()
   .get(
     `/${ID}`,
     ...operations.get(geojson, async (c) => {
-      const row = await eventRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "event"));
+      const { principal } = c.var;
+      const read = eventRows.get(c.env.DB, principal.accountId, pathId(c, "event"));
+      const row = await (principal.kind === "key" ? foreignAsMissing(read, "event") : read);
+      if (principal.kind === "key" && !(await isPublishedPinpoint(c.env.DB, principal.lists, row.pinpoint))) {
+        throw notFound("event");
+      }
       return jsonWithETag(c, row.version, eventToJson(row, mediaUrls(c)));
     }),
   )

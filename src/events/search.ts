@@ -19,6 +19,7 @@ import { sql, type SQL } from "drizzle-orm";
 import { distanceSql, inBoxSql, type BBox, type Point } from "../db/geo";
 import type { Bound } from "../db/keyset";
 import { nearestPage } from "../db/nearest";
+import { publishedPinpointSql, type PublishedLists } from "../db/published";
 import { rawRows, rowMapper } from "../db/raw-rows";
 import { events, type Event } from "../db/schema";
 import { and, hasTags, keysetSql, readTiers, tierReads } from "../db/search-sql";
@@ -33,6 +34,8 @@ export type EventSearch = {
   tags?: string[];
   updatedSince?: number;
   pinpoint?: number;
+  /** Only the events at pinpoints a publishable key reading these lists sees (src/db/published.ts). */
+  published?: PublishedLists;
 };
 
 /** A result row with what orders it. */
@@ -71,6 +74,7 @@ function filters(accountId: number, s: EventSearch, { withText }: { withText: bo
   if (s.bbox) where.push(inBoxSql(s.bbox, sql`p.latitude`, sql`p.longitude`));
   if (s.near?.radius !== undefined) where.push(sql`${placeDistance(s.near)} <= ${s.near.radius}`);
   if (withText && s.q) where.push(sql`+events.id IN (${matchingIds("events_fts", s.q)})`);
+  if (s.published !== undefined) where.push(publishedPinpointSql(s.published, sql`events.pinpoint_id`));
   return where;
 }
 

@@ -34,13 +34,15 @@ export function setETag(c: Context, version: number): void {
  */
 export function jsonWithETag<T>(c: Context, version: number, body: T) {
   setETag(c, version);
-  const header = c.req.header("If-None-Match");
-  if (header !== undefined) {
-    const tags = parseTags(header);
-    const current = etagOf(version);
-    if (tags === "*" || tags.some((t) => t.tag === current)) return c.body(null, 304);
-  }
+  if (noneMatch(c.req.header("If-None-Match"), etagOf(version))) return c.body(null, 304);
   return c.json(body);
+}
+
+/** Whether an If-None-Match value names `etag` (weak comparison, §13.1.2), so the answer is 304. */
+export function noneMatch(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  const tags = parseTags(header);
+  return tags === "*" || tags.some((t) => t.tag === etag);
 }
 
 /**

@@ -20,6 +20,8 @@ export type RequestLogLine = {
   duration_ms: number;
   account_id: number | null;
   client_id: string | null;
+  /** The publishable key of a public read. */
+  key_id: number | null;
 };
 
 // Regex constraints on parameters (":id{[0-9]+}") are noise in a log; one level of nested braces is enough.
@@ -64,7 +66,8 @@ export const requestLog = createMiddleware<AppEnv>(async function requestLog(c, 
     // Workers advance timers only across I/O, so this is time spent waiting, not CPU time.
     duration_ms: Math.round(performance.now() - started),
     account_id: principal?.accountId ?? null,
-    client_id: principal?.clientId ?? null,
+    client_id: principal?.kind === "client" ? principal.clientId : null,
+    key_id: principal?.kind === "key" ? principal.keyId : null,
   };
   console.log(JSON.stringify(line));
 });

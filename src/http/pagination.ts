@@ -69,7 +69,10 @@ export async function paginate<Row extends object, Item>(
   { collection, query, filters = {}, fetch, toJson, keyOf = byId }: PageOptions<Row, Item>,
 ): Promise<Page<Item>> {
   const filterText = new URLSearchParams(Object.entries(filters).map(([k, v]) => [k, String(v)])).toString();
-  const scope = `${c.var.principal.accountId}:${collection}?${filterText}`;
+  const { principal } = c.var;
+  // A key's pages are its own: its cursors do not continue a page of the account's or of another key's.
+  const reader = principal.kind === "key" ? `${principal.accountId}/key-${principal.keyId}` : principal.accountId;
+  const scope = `${reader}:${collection}?${filterText}`;
   const bound = query.cursor ? await decodeCursor(c.env, query.cursor, scope) : null;
 
   // One row more than asked tells whether another page exists beyond this one.
@@ -88,11 +91,15 @@ export async function paginate<Row extends object, Item>(
   const base = new URL(c.req.path, c.req.url);
   for (const [name, value] of Object.entries(filters)) base.searchParams.set(name, String(value));
   base.searchParams.set("limit", String(query.limit));
-  const queryToken = c.req.query("access_token");
+  // A credential in the query (a token, or a publishable key in a page's URL) goes on to the next page.
+  const credentials = (["access_token", "key"] as const).flatMap((name) => {
+    const value = c.req.query(name);
+    return value === undefined ? [] : [[name, value] as const];
+  });
   const link = async (position: Position) => {
     const url = new URL(base);
     url.searchParams.set("cursor", await encodeCursor(c.env, scope, position));
-    if (queryToken !== undefined) url.searchParams.set("access_token", queryToken);
+    for (const [name, value] of credentials) url.searchParams.set(name, value);
     return url.toString();
   };
   // An empty page (e.g. everything after the cursor was deleted) links back to where it started.

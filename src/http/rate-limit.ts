@@ -1,7 +1,9 @@
 /**
  * Rate limits (OWASP API4): every authenticated request counts against its
- * client id, every token request against the client id it names and against
- * that id with the source address. Counted by the Workers Rate Limiting
+ * client id, every request with a publishable key against that key with the
+ * viewer's address (so viewers of one public map never limit each other),
+ * every token request against the client id it names and against that id
+ * with the source address. Counted by the Workers Rate Limiting
  * binding (`[[ratelimits]]` in wrangler.toml; Miniflare runs it locally).
  *
  * Over a limit: 429 problem details with `Retry-After`. The IETF RateLimit
@@ -14,17 +16,18 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { RateLimit as Limit } from "../core/config";
-import type { AppEnv } from "../core/env";
+import type { AppEnv, Principal } from "../core/env";
 import { ApiError } from "../core/problem";
 
 /** A policy: its name in the headers, the binding that counts it, and its limit from the config. */
 type Policy = {
   name: string;
-  binding: "CLIENT_LIMITER" | "TOKEN_LIMITER" | "TOKEN_ADDRESS_LIMITER";
+  binding: "CLIENT_LIMITER" | "PUBLIC_LIMITER" | "TOKEN_LIMITER" | "TOKEN_ADDRESS_LIMITER";
   limit: (c: Context<AppEnv>) => Limit;
 };
 
 const CLIENT: Policy = { name: "client", binding: "CLIENT_LIMITER", limit: (c) => c.var.config.rateLimits.client };
+const PUBLIC: Policy = { name: "public", binding: "PUBLIC_LIMITER", limit: (c) => c.var.config.rateLimits.public };
 const TOKEN: Policy = { name: "token", binding: "TOKEN_LIMITER", limit: (c) => c.var.config.rateLimits.token };
 const TOKEN_ADDRESS: Policy = {
   name: "token-address",
@@ -36,10 +39,10 @@ const TOKEN_ADDRESS: Policy = {
 const limiterOf = (c: Context<AppEnv>, policy: Policy) => c.env[policy.binding] as RateLimit | undefined;
 
 /** Sets `RateLimit-Policy` on every response, errors included, for the policies this runtime enforces. */
-function advertise(policies: readonly Policy[]) {
+function advertise(policiesOf: (c: Context<AppEnv>) => readonly Policy[]) {
   return createMiddleware<AppEnv>(async function rateLimitPolicy(c, next) {
     await next();
-    const items = policies
+    const items = policiesOf(c)
       .filter((policy) => limiterOf(c, policy))
       .map((policy) => {
         const { limit, period } = policy.limit(c);
@@ -77,18 +80,29 @@ async function enforce(c: Context<AppEnv>, checks: readonly (readonly [Policy, s
   });
 }
 
-/** Before the token check: every response of an authenticated route states the per-client policy. */
-export const clientRatePolicy = () => advertise([CLIENT]);
+/**
+ * Before the credential check: every response of an authenticated route states
+ * the policy it was counted against, per publishable key and address or per client.
+ */
+export const clientRatePolicy = () =>
+  advertise((c) => ((c.get("principal") as Principal | undefined)?.kind === "key" ? [PUBLIC] : [CLIENT]));
 
-/** After the token check: counts the request against its client id. */
+/** After the credential check: counts the request against its client id, or its key and the viewer's address. */
 export const clientRateLimit = () =>
   createMiddleware<AppEnv>(async function clientRateLimit(c, next) {
-    await enforce(c, [[CLIENT, c.var.principal.clientId]]);
+    const principal = c.var.principal;
+    await enforce(
+      c,
+      principal.kind === "key" ? [[PUBLIC, `${principal.keyId} ${viewerAddress(c)}`]] : [[CLIENT, principal.clientId]],
+    );
     await next();
   });
 
+/** Counts a request with a key that is not one against its address, so guessing keys is limited as using one is. */
+export const limitUnknownKey = (c: Context<AppEnv>) => enforce(c, [[PUBLIC, `unknown ${viewerAddress(c)}`]]);
+
 /** On the token endpoint: every response states both token policies. */
-export const tokenRatePolicy = () => advertise([TOKEN, TOKEN_ADDRESS]);
+export const tokenRatePolicy = () => advertise(() => [TOKEN, TOKEN_ADDRESS]);
 
 /**
  * The source address as a rate-limit key: Cloudflare's `CF-Connecting-IP`
@@ -110,9 +124,11 @@ export function addressKey(address: string | undefined): string {
     .join(":")}::/64`;
 }
 
+const viewerAddress = (c: Context<AppEnv>) => addressKey(c.req.header("CF-Connecting-IP"));
+
 /** Counts a token request against the client id it names, and against that id with the source address. */
 export function limitTokenRequest(c: Context<AppEnv>, clientId: string): Promise<void> {
-  const address = addressKey(c.req.header("CF-Connecting-IP"));
+  const address = viewerAddress(c);
   return enforce(c, [
     [TOKEN, clientId],
     [TOKEN_ADDRESS, `${clientId} ${address}`],

@@ -5,7 +5,8 @@
  * (summary, responses). The marks are symbol properties set once while the
  * app is built, so they cost nothing per request.
  */
-import type { ValidationTargets } from "hono";
+import type { Context, ValidationTargets } from "hono";
+import { matchedRoutes } from "hono/route";
 import type { CreateHandlersInterface } from "hono/factory";
 import type * as z from "zod";
 import type { AppEnv } from "../core/env";
@@ -57,6 +58,12 @@ export type OperationSpec = {
    * validator also reads, the contract where the validator is deliberately looser.
    */
   body?: Record<string, z.ZodType>;
+  /**
+   * Takes a publishable key as well as an access token (src/auth/publishable-keys.ts): a public read.
+   * `across-accounts`: its answer shows other accounts' content too (categories), so a public cache
+   * must renew it after any account's write (src/http/public-cache.ts).
+   */
+  publishable?: true | "across-accounts";
 };
 
 type Marked = { [VALIDATION]?: Validation; [OPERATION]?: OperationSpec; [TOKEN_REQUIRED]?: true; [HIDDEN]?: true };
@@ -103,4 +110,13 @@ export function marksOf(handler: unknown): {
     tokenRequired: marked[TOKEN_REQUIRED] === true,
     hidden: marked[HIDDEN] === true,
   };
+}
+
+/** The operation of the route a request matched, from any middleware before it runs. */
+export function matchedOperation(c: Context): OperationSpec | undefined {
+  for (const route of matchedRoutes(c)) {
+    const spec = (route.handler as Marked)[OPERATION];
+    if (spec) return spec;
+  }
+  return undefined;
 }

@@ -2,6 +2,7 @@
 import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
 import { ApiError } from "../core/problem";
+import { assertListPublished } from "../db/published";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
@@ -19,7 +20,7 @@ import {
   membershipBody,
   membershipItem,
 } from "./schemas";
-import { listRows } from "./store";
+import { listRows, pageListsAmong } from "./store";
 
 /** Batches past the limit are refused whole (413), before any item is looked at. */
 const membershipItems = validate("json", membershipBody);
@@ -39,7 +40,13 @@ const membershipDoc = { schema: z.array(membershipItem).max(MAX_BATCH_ITEMS) };
 
 /** What each route does, for the API reference (src/openapi). */
 const operations = {
-  list: operation({ summary: "List your lists", operationId: "listLists", responses: { 200: pageOf(listJson) } }),
+  list: operation({
+    summary: "List your lists",
+    description: "With a publishable key, the lists it publishes.",
+    operationId: "listLists",
+    publishable: true,
+    responses: { 200: pageOf(listJson) },
+  }),
   create: operation({
     summary: "Create a list",
     description: "`name` is required; `description` is HTML, stored sanitized.",
@@ -49,6 +56,7 @@ const operations = {
   get: operation({
     summary: "Get a list",
     operationId: "getList",
+    publishable: true,
     responses: { 200: listJson, 304: notModifiedResponse },
   }),
   update: operation({
@@ -100,7 +108,13 @@ export const listRoutes = resourceApp()
         await paginate(c, {
           collection: "lists",
           query: c.req.valid("query"),
-          fetch: (bound, take) => listRows.page(c.env.DB, c.var.principal.accountId, bound, take),
+          fetch: (bound, take) => {
+            const { principal } = c.var;
+            // A publishable key reads the lists it publishes.
+            return principal.kind === "key" && principal.lists !== null
+              ? pageListsAmong(c.env.DB, principal.accountId, principal.lists, bound, take)
+              : listRows.page(c.env.DB, principal.accountId, bound, take);
+          },
           toJson: listToJson,
         }),
       ),
@@ -117,7 +131,10 @@ export const listRoutes = resourceApp()
   .get(
     `/${ID}`,
     ...operations.get(async (c) => {
-      const row = await listRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "list"));
+      const { principal } = c.var;
+      const id = pathId(c, "list");
+      if (principal.kind === "key") await assertListPublished(c.env.DB, principal, id);
+      const row = await listRows.get(c.env.DB, principal.accountId, id);
       return jsonWithETag(c, row.version, listToJson(row));
     }),
   )

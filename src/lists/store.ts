@@ -4,7 +4,33 @@
  * (foreign key cascade), not its pinpoints; membership batches are in
  * membership.ts.
  */
+import { and, eq, sql } from "drizzle-orm";
+import { database } from "../db/client";
+import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
-import { lists } from "../db/schema";
+import { lists, type List } from "../db/schema";
 
 export const listRows = ownedRows(lists, { what: "list" });
+
+/** One keyset page of the account's lists among `ids` (a publishable key's). */
+export async function pageListsAmong(
+  d1: D1Database,
+  accountId: number,
+  ids: readonly number[],
+  bound: Bound,
+  take: number,
+): Promise<List[]> {
+  const { where, orderBy } = keyset([lists.id], bound);
+  return database(d1)
+    .select()
+    .from(lists)
+    .where(
+      and(
+        eq(lists.account_id, accountId),
+        sql`${lists.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`,
+        where,
+      ),
+    )
+    .orderBy(...orderBy)
+    .limit(take);
+}

@@ -5,7 +5,8 @@
  */
 import type { Context } from "hono";
 import type { AppEnv } from "../core/env";
-import { ApiError, notFound } from "../core/problem";
+import { notFound } from "../core/problem";
+import { foreignAsMissing } from "../db/ownership";
 import { pinpointLocations } from "../db/locations";
 import type { Bound } from "../db/keyset";
 import type { Event, Pinpoint } from "../db/schema";
@@ -81,14 +82,7 @@ async function pinpointPage(
 }
 
 /** Another account's row is no feature of the caller's collection: 404 here, where /v3.0 says 403. */
-async function ownFeature<T>(read: Promise<T>): Promise<T> {
-  try {
-    return await read;
-  } catch (error) {
-    if (error instanceof ApiError && error.code === "forbidden") throw notFound("feature");
-    throw error;
-  }
-}
+const ownFeature = <T>(read: Promise<T>) => foreignAsMissing(read, "feature");
 
 const pinpointsCollection: Collection = {
   id: "pinpoints",
@@ -136,19 +130,31 @@ function listCollection(list: ListSummary): Collection {
   };
 }
 
-/** Every collection of the caller, lists last in id order. */
+/** The lists a publishable key publishes, or null for every list of the account (and for an access token). */
+const publishedLists = (c: Context<AppEnv>) => (c.var.principal.kind === "key" ? c.var.principal.lists : null);
+
+/**
+ * Every collection of the caller, lists last in id order. A publishable key
+ * sees only the lists it publishes: the account's other places are not public.
+ */
 export async function collectionsOf(c: Context<AppEnv>): Promise<Collection[]> {
-  const lists = await accountLists(c.env.DB, c.var.principal.accountId);
-  return [pinpointsCollection, eventsCollection, ...lists.map(listCollection)];
+  const lists = await accountLists(c.env.DB, c.var.principal.accountId, publishedLists(c));
+  const everything = c.var.principal.kind === "key" ? [] : [pinpointsCollection, eventsCollection];
+  return [...everything, ...lists.map(listCollection)];
 }
 
 /** The caller's collection with this id, or a 404 (another account's list included). */
 export async function collectionOf(c: Context<AppEnv>, id: string): Promise<Collection> {
-  if (id === pinpointsCollection.id) return pinpointsCollection;
-  if (id === eventsCollection.id) return eventsCollection;
-  const listId = LIST_ID.exec(id)?.[1];
+  if (c.var.principal.kind === "client") {
+    if (id === pinpointsCollection.id) return pinpointsCollection;
+    if (id === eventsCollection.id) return eventsCollection;
+  }
+  const listId = Number(LIST_ID.exec(id)?.[1]);
+  const published = publishedLists(c);
   const list =
-    listId === undefined ? undefined : await accountList(c.env.DB, c.var.principal.accountId, Number(listId));
+    listId && (published === null || published.includes(listId))
+      ? await accountList(c.env.DB, c.var.principal.accountId, listId)
+      : undefined;
   if (!list) throw notFound("collection");
   return listCollection(list);
 }

@@ -82,8 +82,8 @@ export const ogcDatetime = z
     example: "2026-06-01T00:00:00Z/..",
   });
 
-/** Parameters every route takes besides its own: the token may come in the query (RFC 6750 §2.3). */
-const ALWAYS = ["access_token"];
+/** Parameters every route takes besides its own: the token (RFC 6750 §2.3) or a publishable key may come in the query. */
+const ALWAYS = ["access_token", "key"];
 
 /** 400 for any query parameter `schema` does not name, one entry per parameter. */
 export const knownParameters = (schema: z.ZodObject) =>

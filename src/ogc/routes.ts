@@ -2,7 +2,8 @@
  * OGC API – Features, Part 1 (Core, GeoJSON) under /ogc, for GIS clients
  * (QGIS, GDAL/OGR, OpenLayers, Leaflet plugins): landing page, conformance,
  * the caller's collections and their items. Same token as /v3.0 (header or
- * `access_token`); unknown query parameters are a 400 here, as the standard
+ * `access_token`), or a publishable key, which sees its lists as the
+ * collections (src/ogc/collections.ts); unknown query parameters are a 400 here, as the standard
  * requires. docs/ogc.md maps each requirement to where it is met and its test.
  */
 import type { Context } from "hono";
@@ -27,12 +28,14 @@ export const CONFORMANCE = [
   "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
 ];
 
-/** An absolute URL under /ogc on the request's origin; the query token, if used, rides along. */
+/** An absolute URL under /ogc on the request's origin; the query token or key, if used, rides along. */
 function href(c: Context<AppEnv>, path: string, params: Record<string, string> = {}): string {
   const url = new URL(path, c.req.url);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-  const token = c.req.query("access_token");
-  if (token !== undefined) url.searchParams.set("access_token", token);
+  for (const credential of ["access_token", "key"]) {
+    const value = c.req.query(credential);
+    if (value !== undefined) url.searchParams.set(credential, value);
+  }
   return url.toString();
 }
 
@@ -72,25 +75,30 @@ const operations = {
     description: "Links to the API definition, the conformance declaration and the collections.",
     operationId: "getOgcLandingPage",
     tags: ["ogc"],
+    publishable: true,
     responses: { 200: { description: "The landing page", mediaType: JSON_TYPE } },
   }),
   conformance: operation({
     summary: "OGC conformance classes this API meets",
     operationId: "getOgcConformance",
     tags: ["ogc"],
+    publishable: true,
     responses: { 200: { description: "`conformsTo`: Core and GeoJSON of Part 1", mediaType: JSON_TYPE } },
   }),
   collections: operation({
     summary: "Your feature collections",
-    description: "`pinpoints`, `events`, and one `list-{id}` per list of yours.",
+    description:
+      "`pinpoints`, `events`, and one `list-{id}` per list of yours; with a publishable key, one `list-{id}` per list it publishes.",
     operationId: "getOgcCollections",
     tags: ["ogc"],
+    publishable: true,
     responses: { 200: { description: "The collections", mediaType: JSON_TYPE } },
   }),
   collection: operation({
     summary: "One feature collection",
     operationId: "getOgcCollection",
     tags: ["ogc"],
+    publishable: true,
     pathParams: collectionId,
     responses: { 200: { description: "The collection", mediaType: JSON_TYPE } },
     errors: [404],
@@ -101,6 +109,7 @@ const operations = {
       "A GeoJSON FeatureCollection, paged with `limit` and the `next`/`prev` links. Unknown parameters are a 400.",
     operationId: "getOgcItems",
     tags: ["ogc"],
+    publishable: true,
     pathParams: collectionId,
     responses: { 200: { description: "One page of features", mediaType: GEOJSON } },
     errors: [404],
@@ -109,6 +118,7 @@ const operations = {
     summary: "One feature",
     operationId: "getOgcItem",
     tags: ["ogc"],
+    publishable: true,
     pathParams: { ...collectionId, featureId: "The pinpoint's or event's id" },
     responses: { 200: { description: "The feature", mediaType: GEOJSON } },
     errors: [404],

@@ -1,5 +1,5 @@
 /** What the OGC collections read beyond the resources' own stores: the caller's lists and their members. */
-import { and, eq } from "drizzle-orm";
+import { and, eq, sql } from "drizzle-orm";
 import { database } from "../db/client";
 import { listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
 
@@ -8,11 +8,21 @@ export const MAX_LIST_COLLECTIONS = 1000;
 
 export type ListSummary = { id: number; name: string; description: string | null };
 
-export async function accountLists(d1: D1Database, accountId: number): Promise<ListSummary[]> {
+/** The account's lists: all of them, or only those of `only` (a publishable key's). */
+export async function accountLists(
+  d1: D1Database,
+  accountId: number,
+  only: readonly number[] | null,
+): Promise<ListSummary[]> {
   return database(d1)
     .select({ id: lists.id, name: lists.name, description: lists.description })
     .from(lists)
-    .where(eq(lists.account_id, accountId))
+    .where(
+      and(
+        eq(lists.account_id, accountId),
+        only === null ? undefined : sql`${lists.id} IN (SELECT value FROM json_each(${JSON.stringify(only)}))`,
+      ),
+    )
     .orderBy(lists.id)
     .limit(MAX_LIST_COLLECTIONS);
 }

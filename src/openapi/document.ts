@@ -214,6 +214,16 @@ export function securitySchemes(origin: string): Record<string, unknown> {
         "An access token from POST /v3.0/oauth2/token, in `Authorization: Bearer <token>`. " +
         "Clients that cannot set headers may send it as the `access_token` query parameter (RFC 6750 §2.3).",
     },
+    publishableKey: {
+      type: "apiKey",
+      in: "query",
+      name: "key",
+      description:
+        "A publishable key (`pk_…`) from POST /v3.0/keys, for web pages: it may be public. It reads, on the " +
+        "operations that list it, only the lists it publishes, their pinpoints, the events at them and the " +
+        "categories, from the web origins it allows. Also accepted as `Authorization: Bearer pk_…`. " +
+        "Answers to it are publicly cacheable (README \"Publishing a map\").",
+    },
   };
 }
 
@@ -445,7 +455,15 @@ function describeOperation(
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
-    ...(secured ? { security: [{ oauth2: [scopeFor(method)] }, { bearer: [] }] } : {}),
+    ...(secured
+      ? {
+          security: [
+            { oauth2: [scopeFor(method)] },
+            { bearer: [] },
+            ...(spec?.publishable ? [{ publishableKey: [] }] : []),
+          ],
+        }
+      : {}),
   };
 }
 

@@ -1,6 +1,8 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
 import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
+import { foreignAsMissing } from "../db/ownership";
+import { assertListPublished, assertPublishedPinpoint } from "../db/published";
 import { assertVersion } from "../db/versions";
 import { idParam } from "../fields/schemas";
 import { checkPoint, categoryParam, searchParams } from "../fields/search-params";
@@ -59,6 +61,7 @@ const operations = {
       "else with `q`, by relevance: every word in the name, then in the name, address or tags, then anywhere " +
       "(ties by id). Every order pages with `next`/`previous`.",
     operationId: "listPinpoints",
+    publishable: true,
     responses: {
       200: {
         description: "A page of pinpoints; in GeoJSON, a FeatureCollection with `next`/`prev` links",
@@ -88,6 +91,7 @@ const operations = {
   get: operation({
     summary: "Get a pinpoint",
     operationId: "getPinpoint",
+    publishable: true,
     responses: {
       200: {
         description: "The pinpoint; in GeoJSON, a Feature",
@@ -121,11 +125,15 @@ export const pinpointRoutes = resourceApp()
     "/",
     ...operations.list(validate("query", listQuery), geojson, async (c) => {
       const query = c.req.valid("query");
-      const { accountId } = c.var.principal;
+      const { principal } = c.var;
+      const { accountId } = principal;
       const { list } = query;
       const mediaUrl = mediaUrls(c);
       const given = SEARCH_PARAMETERS.filter((name) => query[name] !== undefined);
-      if (given.length === 0) {
+      // A publishable key reads its lists' pinpoints: one list it publishes, or all of them.
+      const published = principal.kind === "key" && list === undefined ? principal.lists : undefined;
+      if (principal.kind === "key" && list !== undefined) await assertListPublished(c.env.DB, principal, list);
+      if (given.length === 0 && published === undefined) {
         return c.json(
           await paginate(c, {
             collection: "pinpoints",
@@ -148,6 +156,7 @@ export const pinpointRoutes = resourceApp()
         category,
         updatedSince: updated_since,
         list,
+        published,
       };
       if (list !== undefined) await assertListOwner(c.env.DB, accountId, list);
       // The links carry each filter as the client wrote it, which the cursor is bound to.
@@ -184,7 +193,11 @@ export const pinpointRoutes = resourceApp()
   .get(
     `/${ID}`,
     ...operations.get(geojson, async (c) => {
-      const row = await pinpointRows.get(c.env.DB, c.var.principal.accountId, pathId(c, "pinpoint"));
+      const { principal } = c.var;
+      const id = pathId(c, "pinpoint");
+      const read = pinpointRows.get(c.env.DB, principal.accountId, id);
+      const row = await (principal.kind === "key" ? foreignAsMissing(read, "pinpoint") : read);
+      if (principal.kind === "key") await assertPublishedPinpoint(c.env.DB, principal.lists, id);
       return jsonWithETag(c, row.version, pinpointToJson(row, mediaUrls(c)));
     }),
   )

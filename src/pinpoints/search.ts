@@ -20,6 +20,7 @@ import { pinpoints, type Pinpoint } from "../db/schema";
 import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
 import type { Bound } from "../db/keyset";
 import { nearestPage } from "../db/nearest";
+import { publishedPinpointSql, type PublishedLists } from "../db/published";
 import { and, hasTags, inList, keysetSql, readTiers, tierReads } from "../db/search-sql";
 
 export type PinpointSearch = {
@@ -30,6 +31,8 @@ export type PinpointSearch = {
   category?: number[];
   updatedSince?: number;
   list?: number;
+  /** Only the pinpoints a publishable key reading these lists sees (src/db/published.ts). */
+  published?: PublishedLists;
 };
 
 /** A result row with what orders it: the distance from the point, or the text tier. */
@@ -81,6 +84,7 @@ function filters(accountId: number, s: PinpointSearch, options: { withText: bool
     where.push(sql`${id} IN (SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ${s.list})`);
   }
   if (options.withText && s.q) where.push(sql`+pinpoints.id IN (${matchingIds("pinpoints_fts", s.q)})`);
+  if (s.published !== undefined) where.push(publishedPinpointSql(s.published, sql`pinpoints.id`));
   return where;
 }
 

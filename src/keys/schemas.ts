@@ -1,0 +1,81 @@
+/** Request and response shapes of publishable keys, derived from the `publishable_keys` table. */
+import { createSelectSchema } from "drizzle-zod";
+import * as z from "zod";
+import { clock } from "../core/clock";
+import { publishableKeys } from "../db/schema";
+import * as field from "../fields/schemas";
+
+/** More lists than this: publish every list (omit `lists`). */
+export const MAX_KEY_LISTS = 100;
+export const MAX_KEY_ORIGINS = 50;
+
+const EXAMPLE_ORIGINS = "https://maps.example.com, http://localhost:5173 or https://*.example.org";
+
+/**
+ * Whether `value` is a web origin as a browser sends it (scheme, host, port;
+ * lower case; no default port, path or slash), or one with a leading `*.`
+ * label standing for any subdomain of a domain of at least two labels.
+ */
+function isOriginPattern(value: string): boolean {
+  const wildcard = /^(https?:\/\/)\*\.([^/]+)$/.exec(value);
+  const concrete = wildcard ? `${wildcard[1]}x.${wildcard[2]}` : value;
+  if (concrete.includes("*") || !/^https?:\/\//.test(concrete) || !URL.canParse(concrete)) return false;
+  const url = new URL(concrete);
+  if (url.origin !== concrete) return false;
+  return !wildcard || url.hostname.split(".").length >= 3;
+}
+
+const origin = z
+  .string()
+  .max(300, "must be at most 300 characters")
+  .refine(isOriginPattern, `must be an origin such as ${EXAMPLE_ORIGINS}: scheme, host and port only`);
+
+/** POST body. */
+export const keyCreate = z
+  .object({
+    name: field.name,
+    lists: z
+      .array(field.id)
+      .min(1, "must name at least one list; leave it out to publish every list")
+      .max(MAX_KEY_LISTS, `must name at most ${MAX_KEY_LISTS} lists; leave it out to publish every list`)
+      .transform((ids) => [...new Set(ids)])
+      .optional()
+      .meta({ description: "The lists the key reads; absent: every list of the account, now and later" }),
+    origins: z
+      .array(origin)
+      .min(1, "must name at least one origin; leave it out to allow any")
+      .max(MAX_KEY_ORIGINS, `must name at most ${MAX_KEY_ORIGINS} origins`)
+      .transform((values) => [...new Set(values)])
+      .optional()
+      .meta({
+        description: `The web pages that may use the key (${EXAMPLE_ORIGINS}); absent: any`,
+      }),
+    expires_at: z.iso
+      .datetime({ offset: true })
+      .refine((value) => Date.parse(value) > clock.now(), "must be in the future")
+      .optional()
+      .meta({ description: "When the key stops working; absent: never" }),
+  })
+  .meta({ id: "PublishableKeyCreate" });
+
+/** A key as the API returns it; `key` itself only once, when it is created. */
+export const keyJson = createSelectSchema(publishableKeys)
+  .pick({ id: true, name: true, key_prefix: true })
+  .extend({
+    key_prefix: z.string().meta({ description: "The key's first characters, to recognise it" }),
+    lists: z.array(z.int()).nullable().meta({ description: "The lists it reads; null: every list of the account" }),
+    origins: z.array(z.string()).nullable().meta({ description: "The origins it is limited to; null: any" }),
+    expires_at: z.iso.datetime().nullable(),
+    created_at: z.iso.datetime(),
+  })
+  .meta({ id: "PublishableKey" });
+export type KeyJson = z.output<typeof keyJson>;
+
+export const createdKeyJson = keyJson
+  .extend({
+    key: z.string().meta({
+      description: "The key, `pk_` and 192 random bits: shown only now (only its hash is stored)",
+      example: "pk_3q2-7wQ9mX1bLk0aZr5sT8uVfYhJcN4e",
+    }),
+  })
+  .meta({ id: "CreatedPublishableKey" });
