@@ -18,8 +18,11 @@ function originOf(url: string | null): string | null {
   return url !== null && URL.canParse(url) ? new URL(url).origin : null;
 }
 
-/** A source expression for `frame-ancestors`: an http(s) origin with no characters CSP gives a meaning. */
-const FRAMER = /^https?:\/\/[^\s;,'"*]+$/;
+/**
+ * A source expression for `frame-ancestors`: an http(s) origin, or `scheme://*.domain` (any subdomain,
+ * at any depth, as both a key's origins and CSP read it), with no other character CSP gives a meaning.
+ */
+const FRAMER = /^https?:\/\/(\*\.)?[^\s;,'"*]+$/;
 
 /**
  * The page's policy: its scripts, styles and MapLibre's worker module from

@@ -8,46 +8,50 @@
  */
 import { Hono, type Context } from "hono";
 import * as z from "zod";
+import { assertOriginAllowed, KEY_SHAPE, resolvePublishableKey, type ResolvedKey } from "../auth/publishable-keys";
 import type { AppEnv } from "../core/env";
+import { assertListPublished } from "../db/published";
 import { ID, pathId } from "../http/path";
+import { limitUnknownKey } from "../http/rate-limit";
 import { hidden } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { mapPage, mapPolicy } from "./page";
 
-/** `pk_` and base64url: the shape of a publishable key; whether it is one is the key module's to say. */
-const PUBLISHABLE_KEY = /^pk_[A-Za-z0-9_-]{1,200}$/;
-
 const mapQuery = z.object({
-  key: z.string().regex(PUBLISHABLE_KEY, "must be a publishable key (pk_…)"),
+  key: z.string().regex(KEY_SHAPE, "must be a publishable key (pk_ and 20 to 100 base64url characters)"),
 });
 
-/** Who may see the list's map: the origins that may frame it, or null for any. */
-type Publication = { framers: readonly string[] | null };
-
 /**
- * KEY CHECK: the place where the publishable key is resolved. Until the key
- * module is wired in, only the key's shape is checked (by the validator) and
- * any site may frame the page; the page shows nothing by itself, and every
- * API request it makes is checked with the key. Once wired:
- *   const key = await resolvePublishableKey(c, keyText);          // 401 / 403
- *   if (key.lists !== null && !key.lists.includes(listId)) throw forbidden("list");
- *   await listRows.get(c.env.DB, key.accountId, listId);           // 404 / 403
- *   return { framers: key.origins };
+ * The key, if it may show the list here: 401 for an unknown, revoked or
+ * expired key (counted against the address, as the API counts them); 403 when
+ * the page is asked for from an origin the key does not allow, by its
+ * `Referer` (a framing site's origin, or the site linking to it); 404 for a
+ * list the key does not publish. The browser then enforces the key's origins
+ * on the frame itself (frame-ancestors).
  */
-async function publication(_c: Context<AppEnv>, _listId: number, _keyText: string): Promise<Publication> {
-  return { framers: null };
+async function publishingKey(c: Context<AppEnv>, listId: number, keyText: string): Promise<ResolvedKey> {
+  let key: ResolvedKey;
+  try {
+    key = await resolvePublishableKey(c.env.DB, keyText);
+  } catch (error) {
+    await limitUnknownKey(c);
+    throw error;
+  }
+  assertOriginAllowed(key, c.req.raw);
+  await assertListPublished(c.env.DB, key, listId);
+  return key;
 }
 
 type MapInput = { in: { query: z.input<typeof mapQuery> }; out: { query: z.output<typeof mapQuery> } };
 
 /** The page, with the headers that let the key's origins frame it. */
 async function mapPageResponse(c: Context<AppEnv, string, MapInput>): Promise<Response> {
-  const { framers } = await publication(c, pathId(c, "list"), c.req.valid("query").key);
-  c.header("Content-Security-Policy", mapPolicy(c.var.config, framers));
+  const key = await publishingKey(c, pathId(c, "list"), c.req.valid("query").key);
+  c.header("Content-Security-Policy", mapPolicy(c.var.config, key.origins));
   // Framed on other origins: the app-wide same-origin resource policy would get in the way.
   c.header("Cross-Origin-Resource-Policy", "cross-origin");
-  // The page's own API requests carry the page's origin as Referer, which the key's origin check reads
-  // for same-origin requests (they have no Origin header); other origins get none.
+  // The page's own API requests carry no Origin header (same-origin GETs): they name the page's origin as
+  // Referer, which the key's origin check accepts as this API's own; other origins get no Referer.
   c.header("Referrer-Policy", "same-origin");
   // The key is in the URL: shared caches must not keep the page.
   c.header("Cache-Control", "private, no-store");
