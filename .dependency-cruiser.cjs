@@ -22,9 +22,9 @@
  */
 
 /** Each layer: where it lives and which layers below it it may import. */
-const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes"];
+const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys"];
 /** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
-const PORTABLE = ["core/secrets.ts", "core/scopes.ts", "fields/plain-text.ts"];
+const PORTABLE = ["core/secrets.ts", "core/scopes.ts", "core/origins.ts", "fields/plain-text.ts"];
 const layers = {
   core: { path: "^src/core/", imports: [] },
   db: { path: "^src/db/", imports: ["core"] },

@@ -29,6 +29,8 @@ const VALUES: Record<string, (n: number) => unknown> = {
   "*.altitude": (n) => 35 + n,
   "clients.scope": (n) => (n % 2 ? "read" : "read write"),
   "clients.secret_version": () => 1,
+  "publishable_keys.origins": (n) => JSON.stringify([`https://site-${n}.example.com`, "https://*.example.org"]),
+  "publishable_keys.every_list": (n) => n % 2,
 };
 
 type Column = { name: string; type: string; notnull: number; dflt_value: string | null; pk: number };

@@ -14,6 +14,7 @@ import { sql } from "drizzle-orm";
 import { clock } from "../core/clock";
 import type { KeyPrincipal } from "../core/env";
 import { ApiError } from "../core/problem";
+import { originAllowed } from "../core/origins";
 import { hashSecret } from "../core/secrets";
 import { rawRows } from "../db/raw-rows";
 
@@ -95,24 +96,6 @@ export function requestOrigin(request: Request): string | null {
   const referer = request.headers.get("Referer");
   if (referer === null || !URL.canParse(referer)) return null;
   return new URL(referer).origin;
-}
-
-/** What a wildcard stands for: one or more DNS labels. */
-const SUBDOMAIN = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/i;
-
-/**
- * Whether `origin` is one of `allowed`: an exact origin, or `scheme://*.domain`
- * for any subdomain of the domain (at any depth; not the domain itself).
- */
-export function originAllowed(allowed: readonly string[], origin: string | null): boolean {
-  if (origin === null || origin === "null") return false;
-  return allowed.some((pattern) => {
-    const wildcard = /^([a-z]+:\/\/)\*(\..+)$/.exec(pattern);
-    if (!wildcard) return pattern === origin;
-    const [, scheme, suffix] = wildcard;
-    if (!origin.startsWith(scheme!) || !origin.endsWith(suffix!)) return false;
-    return SUBDOMAIN.test(origin.slice(scheme!.length, origin.length - suffix!.length));
-  });
 }
 
 /**

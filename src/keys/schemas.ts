@@ -2,6 +2,7 @@
 import { createSelectSchema } from "drizzle-zod";
 import * as z from "zod";
 import { clock } from "../core/clock";
+import { isOriginPattern } from "../core/origins";
 import { publishableKeys } from "../db/schema";
 import * as field from "../fields/schemas";
 
@@ -10,20 +11,6 @@ export const MAX_KEY_LISTS = 100;
 export const MAX_KEY_ORIGINS = 50;
 
 const EXAMPLE_ORIGINS = "https://maps.example.com, http://localhost:5173 or https://*.example.org";
-
-/**
- * Whether `value` is a web origin as a browser sends it (scheme, host, port;
- * lower case; no default port, path or slash), or one with a leading `*.`
- * label standing for any subdomain of a domain of at least two labels.
- */
-function isOriginPattern(value: string): boolean {
-  const wildcard = /^(https?:\/\/)\*\.([^/]+)$/.exec(value);
-  const concrete = wildcard ? `${wildcard[1]}x.${wildcard[2]}` : value;
-  if (concrete.includes("*") || !/^https?:\/\//.test(concrete) || !URL.canParse(concrete)) return false;
-  const url = new URL(concrete);
-  if (url.origin !== concrete) return false;
-  return !wildcard || url.hostname.split(".").length >= 3;
-}
 
 const origin = z
   .string()
