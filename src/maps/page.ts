@@ -9,6 +9,7 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { Config } from "../core/config";
+import { isOriginPattern } from "../core/origins";
 
 /** Where scripts/static-assets.ts puts the page's files, as a URL path. */
 export const MAP_ASSETS_PATH = "/maps";
@@ -17,12 +18,6 @@ export const MAP_ASSETS_PATH = "/maps";
 function originOf(url: string | null): string | null {
   return url !== null && URL.canParse(url) ? new URL(url).origin : null;
 }
-
-/**
- * A source expression for `frame-ancestors`: an http(s) origin, or `scheme://*.domain` (any subdomain,
- * at any depth, as both a key's origins and CSP read it), with no other character CSP gives a meaning.
- */
-const FRAMER = /^https?:\/\/(\*\.)?[^\s;,'"*]+$/;
 
 /**
  * The page's policy: its scripts, styles and MapLibre's worker module from
@@ -36,7 +31,9 @@ export function mapPolicy(config: Config, framers: readonly string[] | null): st
   const style = originOf(config.mapStyleUrl);
   const media = originOf(config.mediaPublicBaseUrl);
   const named = framers !== null && framers.length > 0;
-  const allowed = named ? framers.filter((origin) => FRAMER.test(origin)) : [];
+  // The key's own rule for origins (exact, or https://*.domain), which CSP's host-source reads alike; it also
+  // keeps out anything with a meaning in a policy (spaces, semicolons, quotes).
+  const allowed = named ? framers.filter(isOriginPattern) : [];
   const sources = (...list: (string | null)[]) => [...new Set(list.filter((s) => s !== null))].join(" ");
   return [
     "default-src 'none'",
