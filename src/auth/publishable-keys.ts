@@ -98,11 +98,17 @@ export function requestOrigin(request: Request): string | null {
   return new URL(referer).origin;
 }
 
-/** 403 unless the request comes from an origin the key allows (any, for a key without origins). */
+/**
+ * 403 unless the request comes from an origin the key allows (any, for a key
+ * without origins), or from this API's own origin: the map page
+ * (/maps/{list_id}, src/maps/) runs there, inside a frame only the key's
+ * origins may show (frame-ancestors) and loaded only from them, and its own
+ * requests name that origin.
+ */
 export function assertOriginAllowed(key: ResolvedKey, request: Request): void {
   if (key.origins === null) return;
   const origin = requestOrigin(request);
-  if (originAllowed(key.origins, origin)) return;
+  if (origin === new URL(request.url).origin || originAllowed(key.origins, origin)) return;
   throw new ApiError(
     "forbidden",
     origin === null

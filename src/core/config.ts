@@ -17,6 +17,11 @@ export type Config = {
   rateLimits: { client: RateLimit; public: RateLimit; token: RateLimit; tokenAddress: RateLimit };
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
   changesRetentionDays: number;
+  /**
+   * The MapLibre style the map page (src/maps/) draws under the places, an
+   * absolute http(s) URL; null for the page's own plain background (no tiles).
+   */
+  mapStyleUrl: string | null;
 };
 
 export const defaults = {
@@ -47,6 +52,19 @@ function list(value: string | undefined, fallback: string): string[] {
   return items.length > 0 ? items : fallback.split(",");
 }
 
+/**
+ * An absolute http(s) URL without credentials, as the URL parser writes it;
+ * anything else is null. A browser fetches it, so a relative path, another
+ * scheme or `user:password@` could only fail there or leak.
+ */
+function webUrl(value: string | undefined): string | null {
+  const text = value?.trim();
+  if (!text || !URL.canParse(text)) return null;
+  const url = new URL(text);
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.username || url.password) return null;
+  return url.href;
+}
+
 /** `"<requests>/<seconds>"`, seconds 10 or 60. */
 function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
   const match = /^\s*(\d+)\s*\/\s*(10|60)\s*$/.exec(value ?? "");
@@ -65,6 +83,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     corsOrigins: list(str("CORS_ORIGINS"), defaults.corsOrigins),
     mediaPublicBaseUrl: base ? base : null,
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
+    mapStyleUrl: webUrl(str("MAP_STYLE_URL")),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
       public: rateLimit(str("RATE_LIMIT_PUBLIC"), defaults.rateLimits.public),
