@@ -325,6 +325,7 @@ describe("keys create", () => {
         lists: [id],
       })),
       { account, name: "x", lists: Array.from({ length: MAX_KEY_LISTS + 1 }, (_, i) => String(i + 1)) },
+      { account, name: "x", lists: [] },
       ...[
         "maps.example.com",
         "https://maps.example.com/",
@@ -339,6 +340,7 @@ describe("keys create", () => {
         name: "x",
         origins: Array.from({ length: MAX_KEY_ORIGINS + 1 }, (_, i) => `https://m${i}.example.com`),
       },
+      { account, name: "x", origins: [] },
       ...[
         new Date(Date.now() - 1000).toISOString(),
         "2030-01-01",

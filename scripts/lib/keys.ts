@@ -42,8 +42,9 @@ export function parseKeyId(text: string | undefined): number {
   return parseId(text, "key id");
 }
 
-/** List ids, deduplicated in the order given (as the API does); none means every list. */
+/** List ids, deduplicated in the order given (as the API does). */
 export function parseListIds(texts: readonly string[]): number[] {
+  if (texts.length === 0) throw new UsageError("Name at least one list, or leave out --list to publish every list.");
   const ids = [...new Set(texts.map((text) => parseId(text, "list id")))];
   if (ids.length > MAX_KEY_LISTS) {
     throw new UsageError(`A key may name at most ${MAX_KEY_LISTS} lists; leave out --list to publish every list.`);
@@ -53,6 +54,7 @@ export function parseListIds(texts: readonly string[]): number[] {
 
 /** Origins checked by the API's own rule (src/core/origins.ts), deduplicated in the order given. */
 export function parseOrigins(texts: readonly string[]): string[] {
+  if (texts.length === 0) throw new UsageError("Name at least one origin, or leave out --origin to allow any.");
   for (const text of texts) {
     if (text.length > MAX_ORIGIN_LENGTH || !isOriginPattern(text)) {
       throw new UsageError(
@@ -109,9 +111,10 @@ export async function createKey(
 ): Promise<CreatedKey> {
   const account = parseName(input.account, "account name");
   const name = parseName(input.name, "key name");
-  const everyList = input.lists === undefined || input.lists.length === 0;
-  const listIds = parseListIds(input.lists ?? []);
-  const origins = input.origins === undefined || input.origins.length === 0 ? null : parseOrigins(input.origins);
+  // As in the API, absent means unlimited and an empty list is a mistake.
+  const listIds = input.lists === undefined ? [] : parseListIds(input.lists);
+  const everyList = input.lists === undefined;
+  const origins = input.origins === undefined ? null : parseOrigins(input.origins);
   const expiresAt = input.expires === undefined ? null : parseExpiry(input.expires);
 
   const key = generatePublishableKey();
