@@ -9,7 +9,9 @@
  *   filters: GDAL sends `bbox`, and the pages it reads hold only those).
  * And the bulk tools against the same service: `npm run import` of a GeoJSON
  * file and of a CSV file, resumed after a killed run without duplicates, and
- * `npm run export` giving back identical features.
+ * `npm run export` giving back identical features. And the registration
+ * tool through wrangler: a key from `npm run clients -- keys create` reads
+ * its list from the service until `keys revoke`.
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -314,5 +316,53 @@ test("the import reads a FeatureCollection in any layout, a chunk at a time, and
       splitter.push(other);
       splitter.end();
     }, NotAFeatureCollection);
+  }
+});
+
+/** Runs `npm run clients` (the script itself, with this Node) on the test's database; its exit code and JSON. */
+function clients(args: string[]): { code: number | null; answer: Record<string, unknown> } {
+  const result = spawnSync(
+    process.execPath,
+    [join(ROOT, "scripts", "clients.ts"), ...args, ...targetFlags(target), "--json"],
+    { encoding: "utf8", timeout: 120_000 },
+  );
+  assert.ok(result.stdout.trim() !== "", result.stderr);
+  return { code: result.status, answer: JSON.parse(result.stdout) as Record<string, unknown> };
+}
+
+test("a key from npm run clients -- keys create reads exactly its list; keys revoke stops it", async () => {
+  // A second list of the account, which the key must not read.
+  const unpublished = ((await api("POST", "/v3.0/lists", { name: "Unpublished" })) as { id: number }).id;
+  const created = clients(["keys", "create", "--account", "gis test", "--name", "gis map", "--list", String(listId)]);
+  assert.equal(created.code, 0, JSON.stringify(created.answer));
+  assert.deepEqual(Object.keys(created.answer).sort(), [
+    "created_at",
+    "expires_at",
+    "id",
+    "key",
+    "key_prefix",
+    "lists",
+    "name",
+    "origins",
+  ]);
+  assert.deepEqual(created.answer.lists, [listId]);
+  const key = String(created.answer.key);
+  const read = () => fetch(`${server.base}/v3.0/lists?key=${encodeURIComponent(key)}`);
+  const response = await read();
+  assert.equal(response.status, 200, await response.clone().text());
+  const ids = ((await response.json()) as { results: { id: number }[] }).results.map((list) => list.id);
+  assert.deepEqual(ids, [listId]);
+  assert.ok(!ids.includes(unpublished));
+
+  const revoked = clients(["keys", "revoke", String(created.answer.id)]);
+  assert.equal(revoked.code, 0, JSON.stringify(revoked.answer));
+  // The service trusts what it read of a key for a second.
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const after = await read();
+    await after.body?.cancel();
+    if (after.status === 401) break;
+    assert.ok(Date.now() < deadline, `the revoked key still answers ${after.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 });
