@@ -3,7 +3,7 @@
  * `publishable_keys` and `publishable_key_lists` tables): create a key for an
  * existing account, list keys, revoke one. The rows are the ones the API's
  * POST /v3.0/keys writes (src/keys/store.ts): the key is generated and hashed
- * by src/core/secrets.ts, origins are checked by src/core/origins.ts, and only
+ * by src/core/secrets.ts, origins are checked by src/core/publishable-keys.ts, and only
  * the hash is stored.
  *
  * Like registry.ts, every operation is one atomic run of statements through
@@ -11,17 +11,15 @@
  * nothing from Node so the tests can run it in workerd.
  */
 import * as z from "zod";
-import { isOriginPattern } from "../../src/core/origins.ts";
+import {
+  isOriginPattern,
+  KEY_PREFIX_LENGTH,
+  MAX_KEY_LISTS,
+  MAX_KEY_ORIGINS,
+  MAX_ORIGIN_LENGTH,
+} from "../../src/core/publishable-keys.ts";
 import { generatePublishableKey, hashSecret } from "../../src/core/secrets.ts";
 import { parseName, RegistryError, sqlString, UsageError, type Execute } from "./registry.ts";
-
-/** The API's limits (src/keys/schemas.ts), which the tool cannot import: the tests check they agree. */
-export const MAX_KEY_LISTS = 100;
-export const MAX_KEY_ORIGINS = 50;
-const MAX_ORIGIN_LENGTH = 300;
-
-/** How much of a key its listing shows, as src/keys/store.ts stores it: `pk_` and 6 characters. */
-export const KEY_PREFIX_LENGTH = 9;
 
 /** The API's rule for `expires_at`: an ISO 8601 date and time with an offset (`Z` or `+02:00`). */
 const instant = z.iso.datetime({ offset: true });
@@ -52,7 +50,7 @@ export function parseListIds(texts: readonly string[]): number[] {
   return ids;
 }
 
-/** Origins checked by the API's own rule (src/core/origins.ts), deduplicated in the order given. */
+/** Origins checked by the API's own rule (src/core/publishable-keys.ts), deduplicated in the order given. */
 export function parseOrigins(texts: readonly string[]): string[] {
   if (texts.length === 0) throw new UsageError("Name at least one origin, or leave out --origin to allow any.");
   for (const text of texts) {

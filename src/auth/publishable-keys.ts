@@ -12,11 +12,13 @@
  */
 import { sql } from "drizzle-orm";
 import { clock } from "../core/clock";
-import type { KeyPrincipal } from "../core/env";
+import type { Context } from "hono";
+import type { AppEnv, KeyPrincipal } from "../core/env";
 import { ApiError } from "../core/problem";
-import { originAllowed } from "../core/origins";
+import { originAllowed } from "../core/publishable-keys";
 import { hashSecret } from "../core/secrets";
 import { rawRows } from "../db/raw-rows";
+import { limitUnknownKey } from "../http/rate-limit";
 
 /** How long an isolate trusts what it read of a key. */
 export const FRESH_MS = 1000;
@@ -78,6 +80,16 @@ export async function resolvePublishableKey(d1: D1Database, key: string): Promis
   if (!entry || !found) throw invalidKey("The publishable key is unknown or was revoked.");
   if (found.expiresAt !== null && found.expiresAt <= clock.now()) throw invalidKey("The publishable key has expired.");
   return { ...found, head: entry.head, sharedHead: entry.sharedHead };
+}
+
+/** The key of a request; a key that is none counts against the address (guessing is limited as use is), then 401. */
+export async function authenticateKey(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
+  try {
+    return await resolvePublishableKey(c.env.DB, key);
+  } catch (error) {
+    await limitUnknownKey(c);
+    throw error;
+  }
 }
 
 function invalidKey(detail: string): ApiError {

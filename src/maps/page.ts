@@ -9,7 +9,7 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { Config } from "../core/config";
-import { isOriginPattern } from "../core/origins";
+import { isOriginPattern } from "../core/publishable-keys";
 
 /** Where scripts/static-assets.ts puts the page's files, as a URL path. */
 export const MAP_ASSETS_PATH = "/maps";

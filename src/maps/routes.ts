@@ -8,11 +8,10 @@
  */
 import { Hono, type Context } from "hono";
 import * as z from "zod";
-import { assertOriginAllowed, KEY_SHAPE, resolvePublishableKey, type ResolvedKey } from "../auth/publishable-keys";
+import { assertOriginAllowed, authenticateKey, KEY_SHAPE, type ResolvedKey } from "../auth/publishable-keys";
 import type { AppEnv } from "../core/env";
 import { assertListPublished } from "../db/published";
 import { ID, pathId } from "../http/path";
-import { limitUnknownKey } from "../http/rate-limit";
 import { hidden } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { mapPage, mapPolicy } from "./page";
@@ -30,13 +29,7 @@ const mapQuery = z.object({
  * on the frame itself (frame-ancestors).
  */
 async function publishingKey(c: Context<AppEnv>, listId: number, keyText: string): Promise<ResolvedKey> {
-  let key: ResolvedKey;
-  try {
-    key = await resolvePublishableKey(c.env.DB, keyText);
-  } catch (error) {
-    await limitUnknownKey(c);
-    throw error;
-  }
+  const key = await authenticateKey(c, keyText);
   assertOriginAllowed(key, c.req.raw);
   await assertListPublished(c.env.DB, key, listId);
   return key;
