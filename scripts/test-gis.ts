@@ -20,6 +20,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { tokenOf } from "./lib/transfer.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { FeatureSplitter, NotAFeatureCollection } from "./lib/geojson-stream.ts";
 import { createClient } from "./lib/registry.ts";
@@ -98,16 +99,7 @@ before(async () => {
     "--var",
     `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`,
   ]);
-  const response = await fetch(`${server.base}/v3.0/oauth2/token`, {
-    method: "POST",
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: client.client_id,
-      client_secret: client.client_secret,
-    }),
-  });
-  assert.equal(response.status, 200, await response.clone().text());
-  token = ((await response.json()) as { access_token: string }).access_token;
+  token = await tokenOf({ base: server.base, clientId: client.client_id, clientSecret: client.client_secret });
   // Latitudes and longitudes of different signs, so a swapped axis order cannot pass.
   const features = Array.from({ length: PLACES }, (_, i) => ({
     type: "Feature",

@@ -26,6 +26,7 @@ import { after, before, test } from "node:test";
 import { crc32, deflateSync } from "node:zlib";
 import type { BrowserContext, ConsoleMessage, Frame, Page } from "playwright-core";
 import { launchChromium, outsideRequests } from "./lib/chromium.ts";
+import { tokenOf } from "./lib/transfer.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { createClient } from "./lib/registry.ts";
 import { d1Execute, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
@@ -162,16 +163,7 @@ before(async () => {
     "--var",
     `MAP_STYLE_URL:${sites.allowed.origin}/style.json`,
   ]);
-  const response = await fetch(`${server.base}/v3.0/oauth2/token`, {
-    method: "POST",
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: client.client_id,
-      client_secret: client.client_secret,
-    }),
-  });
-  assert.equal(response.status, 200, await response.clone().text());
-  token = ((await response.json()) as { access_token: string }).access_token;
+  token = await tokenOf({ base: server.base, clientId: client.client_id, clientSecret: client.client_secret });
 
   const imported = await api<{ ids: number[] }>(
     "POST",

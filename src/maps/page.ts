@@ -3,13 +3,17 @@
  * lines: a container, the stylesheets and one module script, all static
  * assets under /maps/ (scripts/static-assets.ts copies them from static/maps/
  * and maplibre-gl). What differs per deployment (the style URL, the media
- * origin) travels in `data-` attributes, so the page has no inline script or
+ * origin, the markup a description may keep) travels in `data-` attributes, so the page has no inline script or
  * style and its policy needs no hash or nonce.
  */
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import type { Config } from "../core/config";
 import { isOriginPattern } from "../core/publishable-keys";
+import { DESCRIPTION_MARKUP } from "../fields/sanitize-html";
+
+/** What a description may contain, by the server's own rule, for the page to check it again. */
+const DESCRIPTION_JSON = JSON.stringify(DESCRIPTION_MARKUP);
 
 /** Where scripts/static-assets.ts puts the page's files, as a URL path. */
 export const MAP_ASSETS_PATH = "/maps";
@@ -68,6 +72,7 @@ export function mapPage(config: Config): HtmlEscapedString | Promise<HtmlEscaped
         data-state="loading"
         data-style-url="${config.mapStyleUrl ?? ""}"
         data-media-origin="${originOf(config.mediaPublicBaseUrl) ?? ""}"
+        data-description-markup="${DESCRIPTION_JSON}"
       >
         <div id="map"></div>
         <p id="status" role="status">Loading the map…</p>

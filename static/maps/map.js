@@ -161,25 +161,14 @@ async function loadAllPlaces(firstUrl, onPage) {
 
 /**
  * Elements a description may keep, with the attributes each may carry beyond the
- * global ones: the server's own list (src/fields/sanitize-html.ts).
+ * global ones: the server's own rule (src/fields/sanitize-html.ts), which the
+ * Worker puts in the page (src/maps/page.ts).
  */
-const ALLOWED = new Map(
-  /** @type {[string, string[]][]} */ ([
-    ["a", ["href", "hreflang"]],
-    ["img", ["src", "alt", "width", "height"]],
-    ["td", ["colspan", "rowspan"]],
-    ["th", ["colspan", "rowspan", "scope"]],
-    ["ol", ["start", "reversed"]],
-    ...(
-      "abbr b bdi bdo blockquote br caption cite code col colgroup dd del details dfn div dl dt em " +
-      "figcaption figure h1 h2 h3 h4 h5 h6 hr i ins kbd li mark p pre q rp rt ruby s samp small " +
-      "span strong sub summary sup table tbody tfoot thead time tr u ul var wbr"
-    )
-      .split(" ")
-      .map((tag) => [tag, []]),
-  ]),
+const MARKUP = /** @type {{ elements: Record<string, string[]>, globalAttributes: string[] }} */ (
+  JSON.parse(body.dataset.descriptionMarkup || '{"elements":{},"globalAttributes":[]}')
 );
-const GLOBAL_ATTRIBUTES = ["title", "lang", "dir", "cite", "datetime"];
+const ALLOWED = new Map(Object.entries(MARKUP.elements));
+const GLOBAL_ATTRIBUTES = MARKUP.globalAttributes;
 const URL_ATTRIBUTES = new Set(["href", "src", "cite"]);
 const SAFE_SCHEMES = new Set(["http:", "https:", "mailto:", "tel:"]);
 /** Where images may come from: the page's policy allows this origin and the media base URL's. */
