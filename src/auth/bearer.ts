@@ -39,7 +39,7 @@ export const requireToken = () =>
     }
     let token = fromQuery;
     if (header !== undefined) {
-      const [, scheme, credentials] = header.match(/^(\S+)(?: +(.*))?$/) ?? [];
+      const [, scheme, credentials] = header.match(/^(\S+)(?: +([^ ].*)?)?$/) ?? [];
       // §3.1: another scheme is no token at all, so no error code; a Bearer credential that is not a b64token is one.
       if (scheme?.toLowerCase() !== "bearer") {
         throw unauthorized("The Authorization header must use the Bearer scheme.", false);

@@ -3,6 +3,8 @@
  * `[vars]` (see README "Configuration"). A missing or malformed value falls
  * back to its safe default rather than failing requests.
  */
+import { trimEnd } from "./trim";
+
 /** Requests allowed per key in each period (seconds: 10 or 60, the binding's two windows). */
 export type RateLimit = { limit: number; period: 10 | 60 };
 
@@ -55,7 +57,7 @@ function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
 
 export function parseConfig(env: Partial<Record<string, unknown>>): Config {
   const str = (key: string) => (typeof env[key] === "string" ? (env[key] as string) : undefined);
-  const base = str("MEDIA_PUBLIC_BASE_URL")?.trim().replace(/\/+$/, "");
+  const base = trimEnd(str("MEDIA_PUBLIC_BASE_URL")?.trim() ?? "", "/");
   return {
     tokenTtlSeconds: positiveInt(str("TOKEN_TTL_SECONDS"), defaults.tokenTtlSeconds),
     maxBodyBytes: positiveInt(str("MAX_BODY_BYTES"), defaults.maxBodyBytes),

@@ -12,6 +12,7 @@ import type { RouterRoute } from "hono/types";
 import * as z from "zod";
 import { problemCodes, problemType, type ProblemCode } from "../core/problem";
 import { scopeFor, type Scope } from "../core/scopes";
+import { trimEnd } from "../core/trim";
 import { BOOKMARK_HEADER } from "../http/bookmark-header";
 import { marksOf, type OperationSpec, type ResponseSpec, type Validation } from "../http/route-metadata";
 import { problemJson } from "./schemas";
@@ -121,7 +122,7 @@ export function openApiPath(honoPath: string): { path: string; params: PathParam
     return `{${match[1]}}`;
   });
   const path = segments.join("/");
-  return { path: path.length > 1 ? path.replace(/\/+$/, "") : path, params };
+  return { path: path.length > 1 ? trimEnd(path, "/") : path, params };
 }
 
 function pathParamSchema(pattern: string | null): JsonSchema {
