@@ -31,7 +31,7 @@ export const defaults = {
   rateLimits: {
     client: { limit: 1200, period: 60 },
     token: { limit: 60, period: 60 },
-    tokenAddress: { limit: 10, period: 60 },
+    tokenAddress: { limit: 30, period: 60 },
   },
 } as const;
 
