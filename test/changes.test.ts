@@ -7,7 +7,7 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { encodeCursor } from "../src/http/cursor";
+import { decodeCursor, encodeCursor } from "../src/http/cursor";
 import worker from "../src/index";
 import { allPages, caller, createList, createPinpoint, json, type Caller } from "./helpers";
 
@@ -152,6 +152,23 @@ describe("GET /v3.0/changes", () => {
     expect(foreign.status).toBe(400);
     expect((await bob.get("/v3.0/changes?cursor=garbage")).status).toBe(400);
     expect((await bob.get("/v3.0/changes?include=everything")).status).toBe(400);
+  });
+
+  it("a new feed starts at the account's own position, which other accounts' writes do not move", async () => {
+    const [quiet, busy] = [await caller(), await caller()];
+    const position = async (who: Caller) =>
+      (await decodeCursor(env, await start(who), `${who.accountId}:changes`)).key[0];
+    // An account that never wrote starts at 0, and stays there however much others write.
+    expect(await position(quiet)).toBe(0);
+    await createPinpoint(busy);
+    await createList(busy);
+    expect(await position(quiet)).toBe(0);
+    // Its own write moves it; the next writes of others do not.
+    await createPinpoint(quiet);
+    const own = await position(quiet);
+    expect(own).toBeGreaterThan(0);
+    await createPinpoint(busy);
+    expect(await position(quiet)).toBe(own);
   });
 
   it("a cursor older than the retention window is 410; the cron prunes old tombstones only", async () => {

@@ -15,7 +15,7 @@ import { resourceApp } from "../auth/resource-app";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { headSeq, readChanges, type ChangeType, type ObjectRows } from "../db/changes";
+import { accountHeadSeq, readChanges, type ChangeType, type ObjectRows } from "../db/changes";
 import { decodeCursor, encodeCursor } from "../http/cursor";
 import { pageQuery } from "../http/pagination";
 import { operation } from "../http/route-metadata";
@@ -80,7 +80,7 @@ export function changeRoutes(objectJson: ObjectJson) {
       const now = clock.now();
       let after: number;
       if (cursor === undefined) {
-        after = await headSeq(c.env.DB);
+        after = await accountHeadSeq(c.env.DB, accountId);
       } else {
         const [seq, since] = (await decodeCursor(c.env, cursor, scope)).key as [number, number];
         if (since < now - c.var.config.changesRetentionDays * DAY_MS) {
