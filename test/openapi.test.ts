@@ -107,6 +107,19 @@ describe("GET /v3.0/openapi.json", () => {
     }
   });
 
+  it("states each route's body limit in its 413", async () => {
+    const document = await fetchDocument();
+    const tooLarge = (method: string, path: string) =>
+      (document.paths[path]![method]!.responses["413"] as { description: string }).description;
+    expect(tooLarge("post", "/v3.0/lists/{id}/pinpoints")).toContain("64 KiB (65,536 bytes)");
+    expect(tooLarge("delete", "/v3.0/lists/{id}/pinpoints")).toContain("64 KiB (65,536 bytes)");
+    expect(tooLarge("post", "/v3.0/lists")).toContain("604 KiB (618,496 bytes)");
+    for (const path of ["/v3.0/pinpoints", "/v3.0/categories", "/v3.0/events"]) {
+      expect(tooLarge("post", path)).toContain("`MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default");
+      expect(tooLarge("put", `${path}/{id}`)).toContain("`MAX_BODY_BYTES`");
+    }
+  });
+
   it("resolves every $ref", async () => {
     const document = await fetchDocument();
     const refs: string[] = [];
