@@ -5,7 +5,8 @@
  * Validity against the OpenAPI 3.1 schema is checked in Node by
  * scripts/test-docs.ts, since the validator reads its schemas from files.
  */
-import { exports } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { app } from "../src/app";
@@ -65,6 +66,30 @@ describe("GET /v3.0/openapi.json", () => {
     );
     const other = await exportsFetch("https://elsewhere.example/v3.0/openapi.json");
     expect(other.servers).toEqual([{ url: "https://elsewhere.example" }]);
+  });
+
+  it("is cacheable only by the client when built from the request's Host", async () => {
+    const response = await call("/v3.0/openapi.json", { headers: { Host: "attacker.example" } });
+    expect(response.headers.get("Cache-Control")).toBe("private, max-age=300");
+    await response.body?.cancel();
+  });
+
+  it("names the configured PUBLIC_ORIGIN, whatever the Host, and is then publicly cacheable", async () => {
+    const ctx = createExecutionContext();
+    const response = await app.fetch(
+      new Request("https://attacker.example/v3.0/openapi.json"),
+      { ...env, PUBLIC_ORIGIN: "https://api.example.com/" } as unknown as Cloudflare.Env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=300");
+    const document = await response.json<Document>();
+    expect(document.servers).toEqual([{ url: "https://api.example.com" }]);
+    expect(document.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe(
+      "https://api.example.com/v3.0/oauth2/token",
+    );
+    expect(JSON.stringify(document)).not.toContain("attacker.example");
   });
 
   it("documents every route the app serves, and only those", async () => {

@@ -15,6 +15,8 @@ export type Config = {
   mediaTypes: ReadonlySet<string>;
   corsOrigins: readonly string[];
   mediaPublicBaseUrl: string | null;
+  /** The origin clients reach the API at (`https://api.example.com`), for the OpenAPI document; null: the request's. */
+  publicOrigin: string | null;
   /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/rate-limit.ts). */
   rateLimits: { client: RateLimit; token: RateLimit; tokenAddress: RateLimit };
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
@@ -48,6 +50,15 @@ function list(value: string | undefined, fallback: string): string[] {
   return items.length > 0 ? items : fallback.split(",");
 }
 
+/** An http(s) origin, scheme and host (and port) only, as `URL.origin` spells it; null for anything else. */
+function origin(value: string | undefined): string | null {
+  const text = value?.trim();
+  if (!text || !URL.canParse(text)) return null;
+  const url = new URL(text);
+  const bare = url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
+  return bare && (url.protocol === "https:" || url.protocol === "http:") ? url.origin : null;
+}
+
 /** `"<requests>/<seconds>"`, seconds 10 or 60. */
 function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
   const match = /^\s*(\d+)\s*\/\s*(10|60)\s*$/.exec(value ?? "");
@@ -65,6 +76,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     mediaTypes: new Set(list(str("MEDIA_TYPES"), defaults.mediaTypes).map((t) => t.toLowerCase())),
     corsOrigins: list(str("CORS_ORIGINS"), defaults.corsOrigins),
     mediaPublicBaseUrl: base ? base : null,
+    publicOrigin: origin(str("PUBLIC_ORIGIN")),
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
