@@ -9,7 +9,7 @@ import type { Config } from "./config";
 declare global {
   namespace Cloudflare {
     interface Env {
-      /** HMAC key that signs access tokens and page cursors (Worker secret). */
+      /** HMAC key that signs access tokens, and from which the cursor key is derived (Worker secret). */
       TOKEN_SIGNING_KEY?: string;
       /** The key before the last rotation, accepted for verification only. */
       TOKEN_SIGNING_KEY_PREVIOUS?: string;

@@ -80,6 +80,9 @@ const operations = {
       "201 with the new ids in feature order, or a 400 naming every bad feature by a JSON pointer into the " +
       "body (`/features/17/geometry/coordinates/1`) that wrote nothing.",
     operationId: "createPinpoint",
+    // A media file, or a GeoJSON import: 1,000 features at their schema's bounds (a 100,000-character
+    // description each, 6 bytes a character escaped) would be ~600 MB, so the configured maximum is the bound.
+    maxBodyBytes: "MAX_BODY_BYTES",
     body: { [GEOJSON]: pinpointImport },
     responses: {
       201: {
@@ -105,6 +108,7 @@ const operations = {
     description:
       'Changes only the fields sent; `null` clears an optional one (`"media_file": null` deletes the media).',
     operationId: "updatePinpoint",
+    maxBodyBytes: "MAX_BODY_BYTES",
     responses: { 200: pinpointJson },
     errors: [412],
   }),
