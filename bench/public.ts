@@ -55,7 +55,8 @@ export async function publicGroup(rt: Runtime, seeded: Seeded, token: string): P
   if (created.status !== 201) throw new Error(`POST /v3.0/keys: ${created.status} ${await created.text()}`);
   const { key } = (await created.json()) as { key: string };
 
-  const page = new URL(`/v3.0/pinpoints?list=${seeded.list}&limit=${LIMIT}&key=${key}`, rt.api).href;
+  const pagePath = `/v3.0/pinpoints?list=${seeded.list}&limit=${LIMIT}&key=${key}`;
+  const page = new URL(pagePath, rt.api).href;
   const viewerHeaders = { Origin: ORIGIN, "CF-Connecting-IP": VIEWER };
   const first = await fetch(page, { headers: viewerHeaders });
   if (first.status !== 200) throw new Error(`GET ${page}: ${first.status} ${await first.text()}`);
@@ -87,7 +88,7 @@ export async function publicGroup(rt: Runtime, seeded: Seeded, token: string): P
       target(
         "public-hit-unlimited",
         "the same cache hit, Worker without the limiter",
-        get(new URL(new URL(page).pathname + new URL(page).search, rt.unlimited).href),
+        get(new URL(pagePath, rt.unlimited).href),
         { expect: cacheStatus(HIT) },
       ),
       target("bare-public-hit", "bare rate limiter + Cache API hit", get(bare("")), {
