@@ -149,6 +149,27 @@ describe("GET /v3.0/openapi.json", () => {
     }
   });
 
+  it("names only real media types for bodies, and documents the membership batch under application/json", async () => {
+    const document = await fetchDocument();
+    // RFC 6838 §4.2: type "/" subtype, each a restricted name; `*/*` where any type may come.
+    const name = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
+    const mediaType = new RegExp(`^(?:${name}/${name}|\\*/\\*)$`);
+    type Content = { content?: Record<string, { schema?: Record<string, unknown> }> };
+    for (const [method, path, operation] of operations(document)) {
+      const bodies = [
+        (operation as { requestBody?: Content }).requestBody,
+        ...Object.values(operation.responses as Record<string, Content>),
+      ];
+      for (const body of bodies)
+        for (const type of Object.keys(body?.content ?? {})) expect(type, `${method} ${path}`).toMatch(mediaType);
+    }
+    for (const method of ["post", "delete"]) {
+      const body = (document.paths["/v3.0/lists/{id}/pinpoints"]![method] as { requestBody?: Content }).requestBody;
+      expect(Object.keys(body!.content!)).toEqual(["application/json"]);
+      expect(body!.content!["application/json"]!.schema).toMatchObject({ type: "array", maxItems: 1000 });
+    }
+  });
+
   it("resolves every $ref", async () => {
     const document = await fetchDocument();
     const refs: string[] = [];

@@ -16,6 +16,9 @@ const OPERATION = Symbol("openapi.operation");
 const TOKEN_REQUIRED = Symbol("openapi.tokenRequired");
 const HIDDEN = Symbol("openapi.hidden");
 
+/** A media type by its shape (`type/subtype`), so that a body given by mistake as `{ schema }` does not compile. */
+export type MediaType = `${string}/${string}`;
+
 /** What a `validate(target, schema)` middleware checks. */
 export type Validation = { target: keyof ValidationTargets; schema: z.ZodType };
 
@@ -27,7 +30,7 @@ export type ResponseSpec = {
   /** The body's media type when it is not `application/json`. */
   mediaType?: string;
   /** The bodies by media type, for a response negotiated between several (JSON and GeoJSON); instead of `schema`. */
-  content?: Record<string, z.ZodType>;
+  content?: Record<MediaType, z.ZodType>;
   headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
 };
 
@@ -76,7 +79,7 @@ export type OperationSpec = {
    * types): one the route takes before its validator (a GeoJSON import), or, for a media type the
    * validator also reads, the contract where the validator is deliberately looser.
    */
-  body?: Record<string, z.ZodType>;
+  body?: Record<MediaType, z.ZodType>;
   /**
    * Takes a publishable key as well as an access token (src/auth/publishable-keys.ts): a public read.
    * `across-accounts`: its answer shows other accounts' content too (categories), so a public cache

@@ -37,7 +37,7 @@ function checkBatchSize(items: readonly unknown[]): readonly unknown[] {
 }
 
 /** A membership body as documented: the validator takes any array, so that each item gets its own verdict. */
-const membershipDoc = { schema: z.array(membershipItem).max(MAX_BATCH_ITEMS) };
+const membershipDoc = { "application/json": z.array(membershipItem).max(MAX_BATCH_ITEMS) };
 
 /** A list's name and description at their longest, however encoded (route-metadata.ts). */
 const LIST_BODY_BYTES = jsonBodyLimit(MAX_NAME_LENGTH + MAX_DESCRIPTION_LENGTH);
