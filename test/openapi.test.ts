@@ -240,6 +240,19 @@ describe("the headers of conditional requests, retries and D1 sessions", () => {
     expect(taking(document, "X-D1-Bookmark")).toEqual(sessions);
   });
 
+  it("gives no header an example, which Swagger UI would send with every request from /docs", async () => {
+    const document = await fetchDocument();
+    for (const [method, path, operation] of operations(document)) {
+      for (const given of operation.parameters ?? []) {
+        const parameter = resolve<Record<string, unknown> & { schema?: Record<string, unknown> }>(document, given);
+        if (parameter.in !== "header") continue;
+        const where = `${method} ${path} ${parameter.name}`;
+        expect(parameter.example ?? parameter.examples ?? parameter.schema?.example, where).toBeUndefined();
+        expect(parameter.schema?.examples ?? parameter.schema?.default, where).toBeUndefined();
+      }
+    }
+  });
+
   it("documents every one of them that a real answer carries", async () => {
     const document = await fetchDocument();
     const who = await caller();

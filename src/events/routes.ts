@@ -5,7 +5,7 @@
  */
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
-import { checkPoint, instantParam, searchParams } from "../fields/search-params";
+import { checkPoint, INSTANT_SCHEMA, instantParam, searchParams } from "../fields/search-params";
 import { GEOJSON } from "../geojson/features";
 import { geojsonVariant } from "../geojson/negotiate";
 import { eventFeatures } from "../geojson/resources";
@@ -49,12 +49,14 @@ const SEARCH_PARAMETERS = [
 const eventQuery = pageQuery
   .extend({
     pinpoint: idParam.meta({ description: "Only the events at this pinpoint of yours" }),
-    from: instantParam
-      .optional()
-      .meta({ description: "ISO 8601 instant: events with an occurrence ending after it (ordered by start)" }),
-    to: instantParam
-      .optional()
-      .meta({ description: "ISO 8601 instant: events with an occurrence starting before it (ordered by start)" }),
+    from: instantParam.optional().meta({
+      description: "ISO 8601 instant: events with an occurrence ending after it (ordered by start)",
+      inputSchema: INSTANT_SCHEMA,
+    }),
+    to: instantParam.optional().meta({
+      description: "ISO 8601 instant: events with an occurrence starting before it (ordered by start)",
+      inputSchema: INSTANT_SCHEMA,
+    }),
     ...searchParams,
   })
   .superRefine((value, ctx) => {

@@ -19,27 +19,36 @@ type Responses = Record<string, Record<string, unknown>>;
 
 const ref = (kind: "parameters" | "headers" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
+/**
+ * No `example` on these headers: Swagger UI fills a parameter's example into every request it sends, so
+ * every POST from /docs would reuse one idempotency key (422 after the first) and every write would send
+ * a stale `If-Match` (412). The examples are in the descriptions instead.
+ */
 export const syncParameters = {
   IfNoneMatch: {
     name: "If-None-Match",
     in: "header",
-    description: "An `ETag` from an earlier answer: 304 without a body if the resource has not changed since",
-    schema: { type: "string", example: '"3"' },
+    description:
+      'An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since',
+    schema: { type: "string" },
   },
   IfMatch: {
     name: "If-Match",
     in: "header",
     description:
-      "Write only if the resource is still at this `ETag` (or any version, `*`); otherwise 412 and nothing is written",
-    schema: { type: "string", example: '"3"' },
+      'Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and ' +
+      "nothing is written",
+    schema: { type: "string" },
   },
   IdempotencyKey: {
     name: "Idempotency-Key",
     in: "header",
     description:
-      "A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID): a retry with the same key and request " +
-      "gets the first answer again, kept 24 hours, and nothing is done twice",
-    schema: { type: "string", minLength: 1, maxLength: 255, example: "5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42" },
+      "A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as " +
+      "`5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer " +
+      "again, kept 24 hours, and nothing is done twice",
+    // The pattern the server checks (http/idempotency.ts).
+    schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
   },
   Bookmark: {
     name: BOOKMARK_HEADER,
