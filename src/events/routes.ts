@@ -93,6 +93,14 @@ const operations = {
       "instants with an offset; answers give them in UTC with milliseconds.",
     operationId: "createEvent",
     maxBodyBytes: "MAX_BODY_BYTES",
+    examples: {
+      "application/json": {
+        name: "Late opening",
+        pinpoint: 1,
+        dates: [{ start: "2026-11-21T18:30:00Z", end: "2026-11-21T21:45+01:00" }],
+        tags: ["night"],
+      },
+    },
     responses: { 201: eventJson },
   }),
   get: operation({
@@ -113,6 +121,7 @@ const operations = {
       "Changes only the fields sent; a new `dates` array replaces the old one; `null` clears an optional field.",
     operationId: "updateEvent",
     maxBodyBytes: "MAX_BODY_BYTES",
+    examples: { "application/json": { tags: ["night", "free"] } },
     responses: { 200: eventJson },
     errors: [412],
   }),

@@ -81,6 +81,12 @@ export type OperationSpec = {
    */
   body?: Record<MediaType, z.ZodType>;
   /**
+   * The request body's example by media type: what /docs fills in for "try it", so it must be a request
+   * the service accepts (test/openapi-examples.test.ts sends each one). Ids in it name what a newcomer
+   * creates first (`pinpoint: 1`).
+   */
+  examples?: Partial<Record<MediaType, unknown>>;
+  /**
    * Takes a publishable key as well as an access token (src/auth/publishable-keys.ts): a public read.
    * `across-accounts`: its answer shows other accounts' content too (categories), so a public cache
    * must renew it after any account's write (src/http/public-cache.ts).

@@ -67,7 +67,9 @@ function describe(c: Context<AppEnv>, collection: Collection) {
 const noParameters = z.object({});
 const itemsQuery = z.object({ limit: ogcLimit, cursor: ogcCursor, bbox: ogcBbox, datetime: ogcDatetime });
 
-const collectionId = { collectionId: "`pinpoints`, `events` or `list-{id}` for one of your lists" };
+const collectionId = {
+  collectionId: { description: "`pinpoints`, `events` or `list-{id}` for one of your lists", example: "pinpoints" },
+};
 
 const operations = {
   landing: operation({

@@ -420,7 +420,11 @@ function describeOperation(
   const requestBody = mediaTypes.length > 0 && {
     required: true,
     content: Object.fromEntries(
-      Object.entries(bodies).map(([type, schema]) => [type, { schema: writer.convert(schema, "input") }]),
+      Object.entries(bodies).map(([type, schema]) => {
+        // Without one, Swagger UI makes an example up from the schema ("string" as base64 content...).
+        const example = spec?.examples?.[type as keyof typeof spec.examples];
+        return [type, { schema: writer.convert(schema, "input"), ...(example === undefined ? {} : { example }) }];
+      }),
     ),
   };
 
