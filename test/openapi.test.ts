@@ -68,6 +68,27 @@ describe("GET /v3.0/openapi.json", () => {
     expect(other.servers).toEqual([{ url: "https://elsewhere.example" }]);
   });
 
+  it("answers in the media type the OGC landing page's service-desc link names, and JSON to everyone else", async () => {
+    const a = await caller();
+    const landing = await (await a.get("/ogc")).json<{ links: { rel: string; type: string; href: string }[] }>();
+    const desc = landing.links.find((l) => l.rel === "service-desc")!;
+    expect(desc.type).toBe("application/vnd.oai.openapi+json;version=3.1");
+    const asked = await call(new URL(desc.href).pathname, { headers: { Accept: desc.type } });
+    expect(asked.headers.get("Content-Type")).toBe(desc.type);
+    expect(asked.headers.get("Vary")).toMatch(/\bAccept\b/);
+    expect((await asked.json<Document>()).openapi).toBe("3.1.0");
+    for (const accept of ["application/json", "*/*", "application/vnd.oai.openapi+json;q=0, application/json", ""]) {
+      const plain = await call("/v3.0/openapi.json", { headers: accept ? { Accept: accept } : {} });
+      expect(plain.headers.get("Content-Type"), accept).toMatch(/^application\/json/);
+      await plain.body?.cancel();
+    }
+    const both = await call("/v3.0/openapi.json", {
+      headers: { Accept: "application/json;q=0.5, application/vnd.oai.openapi+json" },
+    });
+    expect(both.headers.get("Content-Type")).toBe(desc.type);
+    await both.body?.cancel();
+  });
+
   it("is cacheable only by the client when built from the request's Host", async () => {
     const response = await call("/v3.0/openapi.json", { headers: { Host: "attacker.example" } });
     expect(response.headers.get("Cache-Control")).toBe("private, max-age=300");

@@ -16,6 +16,12 @@ const OPERATION = Symbol("openapi.operation");
 const TOKEN_REQUIRED = Symbol("openapi.tokenRequired");
 const HIDDEN = Symbol("openapi.hidden");
 
+/**
+ * The OpenAPI document's own media type (OpenAPI 3.1 "Media types"), which links to the document name (the
+ * OGC landing page's `service-desc`); /v3.0/openapi.json answers in it to clients that ask for it.
+ */
+export const OPENAPI_MEDIA_TYPE = "application/vnd.oai.openapi+json;version=3.1";
+
 /** A media type by its shape (`type/subtype`), so that a body given by mistake as `{ schema }` does not compile. */
 export type MediaType = `${string}/${string}`;
 
