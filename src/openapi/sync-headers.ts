@@ -8,9 +8,10 @@
  *   the 201 of the POST that creates such a resource (the collection above it);
  * - every authenticated POST takes `Idempotency-Key` (auth/resource-app.ts),
  *   may answer 409 and 422, and marks a replay with `Idempotent-Replayed`;
- * - every operation under /v3.0 and every authenticated one runs in a D1
- *   session: it takes `X-D1-Bookmark` and answers with it (problem answers
- *   too: the header is on the shared problem responses).
+ * - every operation runs in a D1 session and answers with its `X-D1-Bookmark`
+ *   (problem answers too: the header is on the shared problem responses);
+ *   the authenticated ones take it, and refuse a malformed one with a 400
+ *   after the credential check (http/d1-session.ts); the others ignore one.
  */
 import { BOOKMARK_HEADER } from "../http/bookmark-header";
 
@@ -109,10 +110,12 @@ export function addSyncHeaders(paths: Record<string, Record<string, Operation>>)
         responses["422"] ??= ref("responses", "Problem422");
         addHeader(responses, successes(responses), "Idempotent-Replayed", "IdempotentReplayed");
       }
-      if (secured || path.startsWith("/v3.0/")) {
+      if (secured) {
         addParameter(operation, "Bookmark");
-        addHeader(responses, Object.keys(responses), BOOKMARK_HEADER, "Bookmark");
+        responses["400"] ??= ref("responses", "Problem400");
       }
+      if (secured || path.startsWith("/v3.0/"))
+        addHeader(responses, Object.keys(responses), BOOKMARK_HEADER, "Bookmark");
       operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
     }
   }
