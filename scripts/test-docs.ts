@@ -7,7 +7,9 @@
  * - /docs works in a real browser (Debian's Chromium, driven by
  *   playwright-core): it lists every operation, a developer gets a token with
  *   the client credentials flow in the Authorize dialog and "try it" calls
- *   succeed, and the page loads nothing from outside this machine.
+ *   succeed, the page's own examples included, more than once (no header
+ *   example is pre-filled into every request), and the page loads nothing
+ *   from outside this machine.
  * Screenshots go to $DOCS_SCREENSHOTS (default: the system temp folder).
  */
 import assert from "node:assert/strict";
@@ -76,16 +78,41 @@ async function authorize(page: Page): Promise<void> {
   await oauth.locator("button.btn-done").click();
 }
 
-/** Opens an operation, optionally replaces its JSON body, runs it and returns the status shown. */
-async function tryOperation(page: Page, tag: string, operationId: string, body?: unknown): Promise<string> {
+type Try = { body?: unknown; params?: Record<string, string> };
+
+/**
+ * Opens an operation (unless open), fills path parameters and optionally replaces its JSON body (else the
+ * page's own example is sent), runs it and returns the status and the body shown.
+ */
+async function tryOperation(
+  page: Page,
+  tag: string,
+  operationId: string,
+  { body, params = {} }: Try = {},
+): Promise<{ status: string; shown: string }> {
   const block = page.locator(`#operations-${tag}-${operationId}`);
-  await block.locator(".opblock-summary").click();
+  if (!(await block.evaluate((element) => element.classList.contains("is-open"))))
+    await block.locator(".opblock-summary").click();
+  for (const [name, value] of Object.entries(params))
+    await block.locator(`tr[data-param-name="${name}"] input`).fill(value);
   if (body !== undefined) await block.locator("textarea.body-param__text").fill(JSON.stringify(body));
+  // A second run of the same operation: clear the first answer, so the one read below is the new one.
+  const clear = block.locator("button.btn-clear");
+  if ((await clear.count()) > 0) await clear.click();
   await block.locator("button.execute").click();
-  const status = block.locator(".live-responses-table .response .response-col_status").first();
+  const response = block.locator(".live-responses-table .response").first();
+  const status = response.locator(".response-col_status");
   await status.waitFor();
-  return (await status.innerText()).trim().split("\n")[0]!;
+  const shown = await response.locator(".response-col_description").innerText();
+  return { status: (await status.innerText()).trim().split("\n")[0]!, shown };
 }
+
+/** The `id` of the resource a shown answer describes. */
+const shownId = (shown: string): string => {
+  const id = /"id":\s*(\d+)/.exec(shown)?.[1];
+  assert.ok(id, `no id in the answer shown:\n${shown}`);
+  return id;
+};
 
 test("/docs lists every operation, gets a token and tries calls, all offline", async () => {
   const document = (await (await fetch(`${base}/v3.0/openapi.json`)).json()) as Document;
@@ -108,8 +135,9 @@ test("/docs lists every operation, gets a token and tries calls, all offline", a
 
     await authorize(page);
     const pinpoint = { name: "Docs test café", latitude: 48.8566, longitude: 2.3522, tags: ["test"] };
-    assert.equal(await tryOperation(page, "pinpoints", "createPinpoint", pinpoint), "201");
-    assert.equal(await tryOperation(page, "pinpoints", "listPinpoints"), "200");
+    const created = await tryOperation(page, "pinpoints", "createPinpoint", { body: pinpoint });
+    assert.equal(created.status, "201", created.shown);
+    assert.equal((await tryOperation(page, "pinpoints", "listPinpoints")).status, "200");
     const shown = await page
       .locator("#operations-pinpoints-listPinpoints .live-responses-table .response .response-col_description")
       .first()
@@ -118,6 +146,23 @@ test("/docs lists every operation, gets a token and tries calls, all offline", a
     await page
       .locator("#operations-pinpoints-listPinpoints")
       .screenshot({ path: join(SCREENSHOTS, "docs-try-it.png") });
+
+    // A newcomer's next requests, with what the page fills in itself: no header example (an idempotency
+    // key, an If-Match) is sent with every request, and every example body is accepted.
+    const second = await tryOperation(page, "pinpoints", "createPinpoint");
+    assert.equal(second.status, "201", `the page's own example body:\n${second.shown}`);
+    const list = await tryOperation(page, "lists", "createList");
+    assert.equal(list.status, "201", list.shown);
+    const category = await tryOperation(page, "categories", "createCategory");
+    assert.equal(category.status, "201", category.shown);
+    const params = { id: shownId(second.shown) };
+    const updated = await tryOperation(page, "pinpoints", "updatePinpoint", { params });
+    assert.equal(updated.status, "200", updated.shown);
+    const deleted = await tryOperation(page, "pinpoints", "deletePinpoint", { params });
+    assert.equal(deleted.status, "204", deleted.shown);
+    const again = await tryOperation(page, "lists", "createList");
+    assert.equal(again.status, "201", `the same POST again is a new request:\n${again.shown}`);
+    assert.notEqual(shownId(again.shown), shownId(list.shown));
     assert.deepEqual(outside, [], "the page loads nothing from outside this machine");
     assert.deepEqual(blocked, [], "the Content-Security-Policy blocks nothing the page needs");
   } finally {

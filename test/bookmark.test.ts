@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, caller, createClient, createPinpoint, requestToken, type Caller } from "./helpers";
+import { basic, call, caller, createClient, createPinpoint, requestToken, type Caller } from "./helpers";
 
 const HEADER = "X-D1-Bookmark";
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
@@ -141,5 +141,55 @@ describe("a bad bookmark", () => {
       .bind(writer.accountId)
       .first<{ count: number }>())!;
     expect(count).toBe(1);
+  });
+});
+
+describe("a bad bookmark is checked after routing, method and credentials", () => {
+  const garbage = { [HEADER]: "garbage" };
+
+  it("a method the path does not take is still a 405", async () => {
+    for (const method of ["PATCH", "PROPFIND"]) {
+      const response = await call("/v3.0/pinpoints", {
+        method,
+        headers: { Authorization: `Bearer ${who.token}`, ...garbage },
+      });
+      expect(response.status, method).toBe(405);
+      await response.body?.cancel();
+    }
+  });
+
+  it("a request without credentials is still a 401", async () => {
+    const response = await call("/v3.0/pinpoints", { headers: garbage });
+    expect(response.status).toBe(401);
+    await response.body?.cancel();
+  });
+
+  it("the token endpoint, which does not take the header, ignores it and answers as OAuth clients expect", async () => {
+    const client = await createClient();
+    const issued = await call("/v3.0/oauth2/token", {
+      method: "POST",
+      headers: {
+        Authorization: basic(client.clientId, client.clientSecret),
+        "Content-Type": "application/x-www-form-urlencoded",
+        ...garbage,
+      },
+      body: "grant_type=client_credentials",
+    });
+    expect(issued.status).toBe(200);
+    await issued.body?.cancel();
+    const refused = await call("/v3.0/oauth2/token", {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded", ...garbage },
+      body: "grant_type=client_credentials",
+    });
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get("Content-Type")).toMatch(/^application\/json/);
+    expect(await refused.json()).toMatchObject({ error: "invalid_client" });
+  });
+
+  it("/media, which does not take the header, ignores it", async () => {
+    const response = await call("/media/builtin/default-pin.png", { headers: garbage });
+    expect(response.status).toBe(200);
+    await response.body?.cancel();
   });
 });

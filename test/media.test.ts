@@ -117,7 +117,7 @@ describe("uploads", () => {
       400,
       "/media_file/content",
     );
-    expect(body.errors?.[0]?.detail).toBe("is not a image/jpeg file");
+    expect(body.errors?.[0]?.detail).toBe("is not an image/jpeg file");
   });
 
   it("refuses SVG, declared as SVG or as an image type", async () => {

@@ -149,6 +149,10 @@ describe("event dates", () => {
       "2026-11-21 18:30:00Z",
       "tomorrow",
       "2026-11-21T18:30:00+2:00",
+      "2026-80-21T18:30:00Z",
+      "2026-11-21T96:30:00Z",
+      "2026-11-21T18:30:00+24:00",
+      "2026-11-21T18:60:00Z",
     ];
     for (const start of cases) {
       await expectAgree("POST", "/v3.0/events", "/v3.0/events", {
@@ -319,5 +323,153 @@ describe("GeoJSON", () => {
       if (response.status === 201) created++;
     }
     expect(created).toBe(2);
+  });
+});
+
+/** A text value read as the document's schema for it: one value, or a comma-separated array (`explode: false`). */
+function decoded(schema: Json, text: string): unknown {
+  const arrays = (schema.oneOf ?? [schema]) as Json[];
+  const itemType = (array: Json, i: number): string | undefined => (array.prefixItems?.[i] ?? array.items)?.type;
+  const read = (type: string | undefined, part: string) =>
+    (type === "number" || type === "integer") && part.trim() !== "" && Number.isFinite(Number(part))
+      ? Number(part)
+      : part;
+  if (arrays[0]?.type === "array") {
+    const parts = text.split(",");
+    return parts.map((part, i) =>
+      read(itemType(arrays.find((a) => a.maxItems === parts.length) ?? arrays[0]!, i), part),
+    );
+  }
+  return read(schema.type, text);
+}
+
+/** The server accepts every query value or header the document says is valid. */
+async function expectParameterAccepted(
+  method: string,
+  path: string,
+  url: string,
+  name: string,
+  values: string[],
+  alongside: Record<string, string> = {},
+): Promise<void> {
+  const parameters = operation(method, path).parameters as Json[];
+  const index = parameters.findIndex((p) => (p.$ref ? at(p.$ref) : p).name === name);
+  expect(index, `${method} ${path} documents ${name}`).toBeGreaterThanOrEqual(0);
+  const given = parameters[index]!;
+  const fragment = given.$ref
+    ? `${given.$ref}/schema`
+    : pointer("paths", path, method.toLowerCase(), "parameters", index, "schema");
+  const where = given.$ref ? at(given.$ref).in : given.in;
+  let valid = 0;
+  for (const value of values) {
+    // A parameter's schema stands alone (no $ref): the validator does not index schemas inside parameter lists.
+    if (!new Validator(at(fragment) as Schema, "2020-12").validate(decoded(at(fragment), value)).valid) continue;
+    valid++;
+    const query = new URLSearchParams(alongside);
+    if (where === "query") query.set(name, value);
+    const target = `${url}${query.size > 0 ? `?${query}` : ""}`;
+    const headers = where === "header" ? { [name]: value } : {};
+    const response =
+      method === "GET" ? await a.get(target, headers) : await a.send(method, target, { name: "Conformance" }, headers);
+    expect(response.status, `${method} ${target} ${JSON.stringify(headers)}: documented valid, refused`).toBeLessThan(
+      300,
+    );
+    await response.body?.cancel();
+  }
+  // Each list has values the document accepts, or the test would prove nothing.
+  expect(valid, `${method} ${path} ${name}: documented-valid samples`).toBeGreaterThan(0);
+}
+
+describe("query parameters and headers", () => {
+  const instants = [
+    "2026-11-21T18:30:00Z",
+    "2026-11-21T20:30+02:00",
+    "2026-11-21t18:30:00,5z",
+    "2026-11-21T20:30:00-0500",
+    "2026-11-21T20:30:00-05",
+    "2026-80-21T18:30:00Z",
+    "2026-11-21T96:30:00Z",
+    "2026-11-21T18:30:00+24:00",
+    "2026-11-21",
+    "soon",
+  ];
+  const samples: Record<string, string[]> = {
+    limit: ["0", "1", "20", "1000", "5000", "-1", "1.5", "x", ""],
+    bbox: ["2.25,48.81,2.42,48.9", "-180,-90,180,90", "170,-10,-170,10", "1,2,3", "200,0,0,0", "a,b,c,d", ""],
+    q: ["tour", "Tour Eiffel", "é", "東京", "   ", "!!!", "a".repeat(200), "a".repeat(201)],
+    tags: ["museum", "museum,free", " x ", Array.from({ length: 20 }, (_, i) => `t${i}`).join(), "a,,b", " ", ""],
+    category: ["1", "3,7", "999999999999999", "0", "1000000000000000", "x", ""],
+    updated_since: instants,
+    from: instants,
+    to: instants,
+  };
+  const point = (name: string): Record<string, string> =>
+    name === "radius"
+      ? { latitude: "0", longitude: "0" }
+      : name === "latitude"
+        ? { longitude: "0" }
+        : { latitude: "0" };
+  const coordinates: Record<string, string[]> = {
+    latitude: ["0", "-90", "90", "48.8566", "1e1", "91", "x"],
+    longitude: ["0", "-180", "180", "2.35", "181", "x"],
+    radius: ["0", "1000", "20037508", "1.5", "-1", "20037509", "x"],
+  };
+
+  it("accept what the document says is valid, on /v3.0", async () => {
+    for (const path of ["/v3.0/pinpoints", "/v3.0/events"]) {
+      for (const [name, values] of Object.entries(samples)) {
+        if (path === "/v3.0/pinpoints" && (name === "from" || name === "to")) continue;
+        if (path === "/v3.0/events" && name === "category") continue;
+        await expectParameterAccepted("GET", path, path, name, values);
+      }
+      for (const [name, values] of Object.entries(coordinates))
+        await expectParameterAccepted("GET", path, path, name, values, point(name));
+    }
+    for (const path of ["/v3.0/lists", "/v3.0/categories", "/v3.0/changes", "/v3.0/keys"])
+      await expectParameterAccepted("GET", path, path, "limit", samples.limit!);
+  });
+
+  it("accept what the document says is valid, on /ogc", async () => {
+    const path = "/ogc/collections/{collectionId}/items";
+    for (const collection of ["pinpoints", "events"]) {
+      const url = `/ogc/collections/${collection}/items`;
+      await expectParameterAccepted("GET", path, url, "limit", ["1", "100", "1000", "5000", "0", "x"]);
+      await expectParameterAccepted("GET", path, url, "bbox", [
+        ...samples.bbox!,
+        "2.25,48.81,0,2.42,48.9,100",
+        "2.25,48.81,0,2.42,48.9",
+        "1,2,3,4,5,x",
+      ]);
+      await expectParameterAccepted("GET", path, url, "datetime", [
+        "2026-06-01T00:00:00Z",
+        "2026-06-01T00:00:00Z/..",
+        "../2026-06-01T00:00:00Z",
+        "/2026-06-01T00:00:00Z",
+        "2026-06-01T00:00:00Z/",
+        "2026-06-01T00:00:00Z/2026-07-01T00:00:00.5+02:00",
+        "2026-06-01t00:00:00z",
+        "2026-06-01 00:00:00+02:00",
+        "../..",
+        "2026-13-01T00:00:00Z",
+        "2026-06-01T25:00:00Z",
+        "2026-06-01T00:00:00+24:00",
+        "2026-06-01",
+      ]);
+    }
+  });
+
+  it("accept the Idempotency-Key values the document says are valid", async () => {
+    const keys = () => [
+      crypto.randomUUID(),
+      `k-${crypto.randomUUID()}!~`,
+      "x".repeat(245) + Date.now(),
+      "a b",
+      "é",
+      "",
+    ];
+    await expectParameterAccepted("POST", "/v3.0/lists", "/v3.0/lists", "Idempotency-Key", keys());
+    expect(validate(pointer("components", "parameters", "IdempotencyKey", "schema"), "x".repeat(256)).valid).toBe(
+      false,
+    );
   });
 });

@@ -68,6 +68,27 @@ describe("GET /v3.0/openapi.json", () => {
     expect(other.servers).toEqual([{ url: "https://elsewhere.example" }]);
   });
 
+  it("answers in the media type the OGC landing page's service-desc link names, and JSON to everyone else", async () => {
+    const a = await caller();
+    const landing = await (await a.get("/ogc")).json<{ links: { rel: string; type: string; href: string }[] }>();
+    const desc = landing.links.find((l) => l.rel === "service-desc")!;
+    expect(desc.type).toBe("application/vnd.oai.openapi+json;version=3.1");
+    const asked = await call(new URL(desc.href).pathname, { headers: { Accept: desc.type } });
+    expect(asked.headers.get("Content-Type")).toBe(desc.type);
+    expect(asked.headers.get("Vary")).toMatch(/\bAccept\b/);
+    expect((await asked.json<Document>()).openapi).toBe("3.1.0");
+    for (const accept of ["application/json", "*/*", "application/vnd.oai.openapi+json;q=0, application/json", ""]) {
+      const plain = await call("/v3.0/openapi.json", { headers: accept ? { Accept: accept } : {} });
+      expect(plain.headers.get("Content-Type"), accept).toMatch(/^application\/json/);
+      await plain.body?.cancel();
+    }
+    const both = await call("/v3.0/openapi.json", {
+      headers: { Accept: "application/json;q=0.5, application/vnd.oai.openapi+json" },
+    });
+    expect(both.headers.get("Content-Type")).toBe(desc.type);
+    await both.body?.cancel();
+  });
+
   it("is cacheable only by the client when built from the request's Host", async () => {
     const response = await call("/v3.0/openapi.json", { headers: { Host: "attacker.example" } });
     expect(response.headers.get("Cache-Control")).toBe("private, max-age=300");
@@ -149,6 +170,27 @@ describe("GET /v3.0/openapi.json", () => {
     }
   });
 
+  it("names only real media types for bodies, and documents the membership batch under application/json", async () => {
+    const document = await fetchDocument();
+    // RFC 6838 §4.2: type "/" subtype, each a restricted name; `*/*` where any type may come.
+    const name = "[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]{0,126}";
+    const mediaType = new RegExp(`^(?:${name}/${name}|\\*/\\*)$`);
+    type Content = { content?: Record<string, { schema?: Record<string, unknown> }> };
+    for (const [method, path, operation] of operations(document)) {
+      const bodies = [
+        (operation as { requestBody?: Content }).requestBody,
+        ...Object.values(operation.responses as Record<string, Content>),
+      ];
+      for (const body of bodies)
+        for (const type of Object.keys(body?.content ?? {})) expect(type, `${method} ${path}`).toMatch(mediaType);
+    }
+    for (const method of ["post", "delete"]) {
+      const body = (document.paths["/v3.0/lists/{id}/pinpoints"]![method] as { requestBody?: Content }).requestBody;
+      expect(Object.keys(body!.content!)).toEqual(["application/json"]);
+      expect(body!.content!["application/json"]!.schema).toMatchObject({ type: "array", maxItems: 1000 });
+    }
+  });
+
   it("resolves every $ref", async () => {
     const document = await fetchDocument();
     const refs: string[] = [];
@@ -196,27 +238,47 @@ describe("the headers of conditional requests, retries and D1 sessions", () => {
     const singles = operations(document).filter(([, path]) =>
       /^\/v3\.0\/(categories|events|lists|pinpoints)\/\{id\}$/.test(path),
     );
-    const named = (methods: string[]) =>
+    const single = (methods: string[]) =>
       singles
         .filter(([method]) => methods.includes(method))
         .map(([method, path]) => `${method.toUpperCase()} ${path}`)
         .sort();
-    expect(named(["get", "head"])).toHaveLength(4);
+    expect(single(["get", "head"])).toHaveLength(4);
     // Public media answer conditional reads both ways (RFC 9110 §13.1.1 and §13.1.2).
     const media = ["GET /media/{key}", "HEAD /media/{key}"];
-    expect(taking(document, "If-None-Match")).toEqual([...media, ...named(["get", "head"])].sort());
-    expect(taking(document, "If-Match")).toEqual([...media, ...named(["put", "delete"])].sort());
+    expect(taking(document, "If-None-Match")).toEqual([...media, ...single(["get", "head"])].sort());
+    expect(taking(document, "If-Match")).toEqual([...media, ...single(["put", "delete"])].sort());
     const posts = operations(document)
       .filter(([method, path]) => method === "post" && path !== "/v3.0/oauth2/token")
       .map(([method, path]) => `${method.toUpperCase()} ${path}`)
       .sort();
     expect(posts.length).toBeGreaterThanOrEqual(5);
     expect(taking(document, "Idempotency-Key")).toEqual(posts);
-    const sessions = operations(document)
-      .filter(([, path, operation]) => path.startsWith("/v3.0/") || operation.security)
-      .map(([method, path]) => `${method.toUpperCase()} ${path}`)
-      .sort();
-    expect(taking(document, "X-D1-Bookmark")).toEqual(sessions);
+    // The bookmark is checked after the credentials (http/d1-session.ts): the authenticated operations
+    // take it, each with the 400 a malformed one gets; the public ones ignore one.
+    const sessions = operations(document).filter(([, , operation]) => operation.security);
+    const named = sessions.map(([method, path]) => `${method.toUpperCase()} ${path}`).sort();
+    expect(taking(document, "X-D1-Bookmark")).toEqual(named);
+    for (const [method, path, operation] of sessions)
+      expect(operation.responses, `${method} ${path}`).toHaveProperty("400");
+    const pattern = new RegExp(
+      resolve<{ schema: { pattern: string } }>(document, { $ref: "#/components/parameters/Bookmark" }).schema.pattern,
+    );
+    expect(pattern.test("00000000-0000000c-00000000-00000000000000000000000000000000")).toBe(true);
+    expect(pattern.test("garbage")).toBe(false);
+  });
+
+  it("gives no header an example, which Swagger UI would send with every request from /docs", async () => {
+    const document = await fetchDocument();
+    for (const [method, path, operation] of operations(document)) {
+      for (const given of operation.parameters ?? []) {
+        const parameter = resolve<Record<string, unknown> & { schema?: Record<string, unknown> }>(document, given);
+        if (parameter.in !== "header") continue;
+        const where = `${method} ${path} ${parameter.name}`;
+        expect(parameter.example ?? parameter.examples ?? parameter.schema?.example, where).toBeUndefined();
+        expect(parameter.schema?.examples ?? parameter.schema?.default, where).toBeUndefined();
+      }
+    }
   });
 
   it("documents every one of them that a real answer carries", async () => {

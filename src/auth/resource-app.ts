@@ -1,7 +1,7 @@
 /**
  * The sub-app every API resource mounts, with what each of its paths needs: a
  * valid access token with the method's scope (or a publishable key, where the
- * operation takes one), the caller's rate limit, the public cache for keys, the
+ * operation takes one), a well-formed `X-D1-Bookmark` if one is sent, the caller's rate limit, the public cache for keys, the
  * request body rules, then idempotency keys on POST (keyed by the caller's
  * account, fingerprinted over the body the body rules read).
  * Middleware that applies per client (after the token check) is added here.
@@ -9,6 +9,7 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../core/env";
 import { jsonBody } from "../http/body";
+import { checkBookmark } from "../http/d1-session";
 import { idempotency } from "../http/idempotency";
 import { publicCache } from "../http/public-cache";
 import { clientRateLimit, clientRatePolicy } from "../http/rate-limit";
@@ -19,6 +20,7 @@ export const resourceApp = () =>
   new Hono<AppEnv>().use(
     clientRatePolicy(),
     markTokenRequired(requireToken()),
+    checkBookmark,
     clientRateLimit(),
     publicCache(),
     jsonBody(),

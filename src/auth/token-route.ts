@@ -67,6 +67,11 @@ const issueToken = operation({
   operationId: "createToken",
   tags: ["authentication"],
   body: { "application/x-www-form-urlencoded": tokenRequest, "multipart/form-data": tokenRequest },
+  // The client authenticates with HTTP Basic (Swagger UI's Authorize does): no secret in an example.
+  examples: {
+    "application/x-www-form-urlencoded": { grant_type: "client_credentials", scope: "read" },
+    "multipart/form-data": { grant_type: "client_credentials", scope: "read" },
+  },
   responses: {
     200: { schema: tokenJson, headers: { "Cache-Control": { description: "`no-store`" } } },
     400: { description: "`invalid_request`, `unsupported_grant_type` or `invalid_scope`", schema: oauthErrorJson },

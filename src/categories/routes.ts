@@ -18,6 +18,11 @@ import { categoryToJson } from "./json";
 import { categoryCreate, categoryJson, categoryUpdate } from "./schemas";
 import { categoryRows, deleteCategory, getCategory, pageCategories, writableCategory } from "./store";
 
+const ICON = {
+  type: "image/png",
+  content: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+};
+
 /** What each route does, for the API reference (src/openapi). */
 const operations = {
   list: operation({
@@ -32,6 +37,8 @@ const operations = {
     description: "`name` and `image_file` (the icon, base64) are required. Every client can read and use it.",
     operationId: "createCategory",
     maxBodyBytes: "MAX_BODY_BYTES",
+    // A 1×1 PNG: the content must be a real file of the type named.
+    examples: { "application/json": { name: "Museums", image_file: ICON } },
     responses: { 201: categoryJson },
   }),
   get: operation({
@@ -45,6 +52,7 @@ const operations = {
     description: "Only its owner may; the built-in category 1 is read-only. A new `image_file` replaces the icon.",
     operationId: "updateCategory",
     maxBodyBytes: "MAX_BODY_BYTES",
+    examples: { "application/json": { name: "Art museums" } },
     responses: { 200: categoryJson },
     errors: [412],
   }),

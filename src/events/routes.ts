@@ -5,7 +5,7 @@
  */
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
-import { checkPoint, instantParam, searchParams } from "../fields/search-params";
+import { checkPoint, INSTANT_SCHEMA, instantParam, searchParams } from "../fields/search-params";
 import { GEOJSON } from "../geojson/features";
 import { geojsonVariant } from "../geojson/negotiate";
 import { eventFeatures } from "../geojson/resources";
@@ -49,12 +49,14 @@ const SEARCH_PARAMETERS = [
 const eventQuery = pageQuery
   .extend({
     pinpoint: idParam.meta({ description: "Only the events at this pinpoint of yours" }),
-    from: instantParam
-      .optional()
-      .meta({ description: "ISO 8601 instant: events with an occurrence ending after it (ordered by start)" }),
-    to: instantParam
-      .optional()
-      .meta({ description: "ISO 8601 instant: events with an occurrence starting before it (ordered by start)" }),
+    from: instantParam.optional().meta({
+      description: "ISO 8601 instant: events with an occurrence ending after it (ordered by start)",
+      inputSchema: INSTANT_SCHEMA,
+    }),
+    to: instantParam.optional().meta({
+      description: "ISO 8601 instant: events with an occurrence starting before it (ordered by start)",
+      inputSchema: INSTANT_SCHEMA,
+    }),
     ...searchParams,
   })
   .superRefine((value, ctx) => {
@@ -91,6 +93,14 @@ const operations = {
       "instants with an offset; answers give them in UTC with milliseconds.",
     operationId: "createEvent",
     maxBodyBytes: "MAX_BODY_BYTES",
+    examples: {
+      "application/json": {
+        name: "Late opening",
+        pinpoint: 1,
+        dates: [{ start: "2026-11-21T18:30:00Z", end: "2026-11-21T21:45+01:00" }],
+        tags: ["night"],
+      },
+    },
     responses: { 201: eventJson },
   }),
   get: operation({
@@ -111,6 +121,7 @@ const operations = {
       "Changes only the fields sent; a new `dates` array replaces the old one; `null` clears an optional field.",
     operationId: "updateEvent",
     maxBodyBytes: "MAX_BODY_BYTES",
+    examples: { "application/json": { tags: ["night", "free"] } },
     responses: { 200: eventJson },
     errors: [412],
   }),

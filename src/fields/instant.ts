@@ -3,8 +3,10 @@
 // ISO 8601 extended format: date, `T`, hh:mm with optional seconds and fraction, then
 // the offset (`Z`, ±hh:mm, ±hhmm or ±hh). An instant without an offset is ambiguous.
 // Exported as the OpenAPI pattern of event dates.
+// Each field's range is in the pattern (month 01-12, hour 00-23...), so that the document's pattern
+// refuses what the server refuses; only a day past its month's end is left to parseInstant.
 export const INSTANT =
-  /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)$/;
+  /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])[Tt]([01]\d|2[0-3]):([0-5]\d)(?::([0-5]\d)(?:[.,](\d{1,9}))?)?(?:([Zz])|([+-])([01]\d|2[0-3])(?::?([0-5]\d))?)$/;
 
 /** Epoch milliseconds of an ISO 8601 instant with offset; null if it is not one. */
 export function parseInstant(text: string): number | null {

@@ -7,10 +7,31 @@ import * as z from "zod";
 import type { BBox } from "../db/geo";
 import { HALF_CIRCUMFERENCE } from "../db/geo";
 import { MAX_QUERY_LENGTH, queryWords, textQuery } from "../db/text-search";
-import { parseInstant } from "./instant";
+import { INSTANT, parseInstant } from "./instant";
 
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const MAX_LIST = 20;
+const MAX_CATEGORY_ID = 999_999_999_999_999;
+
+/*
+ * Each parameter below is read from text by a transform, which zod's JSON Schema shows as a bare string;
+ * `inputSchema` is what the OpenAPI document shows instead (openapi/document.ts): the value as the
+ * server checks it, so generated clients and validators agree with it.
+ */
+
+/** A number within [min, max], as the document shows it. */
+const numberIn = (minimum: number, maximum: number) => ({ type: "number", minimum, maximum });
+const LONGITUDE = numberIn(-180, 180);
+const LATITUDE = numberIn(-90, 90);
+
+/** `bbox` as the document shows it: four numbers, comma-separated. */
+export const BBOX_SCHEMA = {
+  type: "array",
+  prefixItems: [LONGITUDE, LATITUDE, LONGITUDE, LATITUDE],
+  items: false,
+  minItems: 4,
+  maxItems: 4,
+};
 
 /** A decimal number within [min, max]. */
 const decimal = (min: number, max: number, what = `a number between ${min} and ${max}`) =>
@@ -25,10 +46,10 @@ const decimal = (min: number, max: number, what = `a number between ${min} and $
 
 export const latitudeParam = decimal(-90, 90)
   .optional()
-  .meta({ description: "Degrees, -90 to 90; with `longitude`: nearest first" });
+  .meta({ description: "Degrees, -90 to 90; with `longitude`: nearest first", inputSchema: LATITUDE });
 export const longitudeParam = decimal(-180, 180)
   .optional()
-  .meta({ description: "Degrees, -180 to 180; with `latitude`" });
+  .meta({ description: "Degrees, -180 to 180; with `latitude`", inputSchema: LONGITUDE });
 export const radiusParam = decimal(
   0,
   Math.floor(HALF_CIRCUMFERENCE),
@@ -38,6 +59,7 @@ export const radiusParam = decimal(
   .meta({
     description:
       "Metres (at most 20037508, half the Earth's circumference): only results within it; needs `latitude` and `longitude`",
+    inputSchema: numberIn(0, Math.floor(HALF_CIRCUMFERENCE)),
   });
 
 export const bboxParam = z
@@ -65,7 +87,10 @@ export const bboxParam = z
   .optional()
   .meta({
     description:
-      "minLon,minLat,maxLon,maxLat in WGS 84 degrees (edges included), e.g. 2.25,48.81,2.42,48.90; minLon > maxLon crosses the antimeridian",
+      "minLon,minLat,maxLon,maxLat in WGS 84 degrees (edges included), e.g. 2.25,48.81,2.42,48.90; " +
+      "minLon > maxLon crosses the antimeridian; minLat must not be greater than maxLat",
+    inputSchema: BBOX_SCHEMA,
+    explode: false,
   });
 
 export const qParam = z
@@ -77,6 +102,8 @@ export const qParam = z
   .meta({
     description:
       "Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix",
+    // At least one letter or digit, as queryWords() finds them.
+    inputSchema: { type: "string", maxLength: MAX_QUERY_LENGTH, pattern: "[\\p{L}\\p{N}]" },
   });
 
 /** A comma-separated list of at most 20 items. */
@@ -93,11 +120,33 @@ const commaList = <T>(item: (text: string) => T | undefined, what: string) =>
 
 export const tagsParam = commaList((t) => (t && t.length <= 100 ? t.toWellFormed() : undefined), "non-empty tags")
   .optional()
-  .meta({ description: "Comma-separated, e.g. museum,free: only results carrying every one of these tags" });
+  .meta({
+    description: "Comma-separated, e.g. museum,free: only results carrying every one of these tags",
+    // Each tag is trimmed (String.prototype.trim and \s agree on white space): it needs something else.
+    inputSchema: {
+      type: "array",
+      items: { type: "string", minLength: 1, maxLength: 100, pattern: "\\S" },
+      minItems: 1,
+      maxItems: MAX_LIST,
+    },
+    explode: false,
+  });
 
 export const categoryParam = commaList((t) => (/^[1-9]\d{0,14}$/.test(t) ? Number(t) : undefined), "category ids")
   .optional()
-  .meta({ description: "Comma-separated category ids, e.g. 3,7: results in any of them" });
+  .meta({
+    description: "Comma-separated category ids, e.g. 3,7: results in any of them",
+    inputSchema: {
+      type: "array",
+      items: { type: "integer", minimum: 1, maximum: MAX_CATEGORY_ID },
+      minItems: 1,
+      maxItems: MAX_LIST,
+    },
+    explode: false,
+  });
+
+/** An ISO 8601 instant as the document shows it: the server's own pattern. */
+export const INSTANT_SCHEMA = { type: "string", pattern: INSTANT.source };
 
 /** An ISO 8601 instant with an offset, as epoch milliseconds. */
 export const instantParam = z.string().transform((text, ctx) => {
@@ -112,9 +161,10 @@ export const instantParam = z.string().transform((text, ctx) => {
   return ms;
 });
 
-export const updatedSinceParam = instantParam
-  .optional()
-  .meta({ description: "ISO 8601 instant: only results created or changed at or after it" });
+export const updatedSinceParam = instantParam.optional().meta({
+  description: "ISO 8601 instant: only results created or changed at or after it",
+  inputSchema: INSTANT_SCHEMA,
+});
 
 /** The parameters shared by pinpoints and events, with the rules that tie them together. */
 export const searchParams = {

@@ -7,6 +7,13 @@
  * bookmark in `X-D1-Bookmark` (the name Cloudflare's own examples use). Without
  * read replication enabled, sessions behave as the plain binding does.
  *
+ * A malformed bookmark does not stop the request here: the session starts as
+ * if none were sent, and `checkBookmark`, which the resource sub-apps run
+ * after the credential check, refuses it with a 400 on the operations that
+ * document the header. So a wrong method is still a 405, missing credentials
+ * a 401, the token endpoint answers in RFC 6749's format, and routes that do
+ * not take the header (/media) ignore it.
+ *
  * Handlers keep reading `c.env.DB`: this middleware gives the request its own
  * env whose DB is the binding routed into the session (db/client.ts), so the
  * queries built once per isolate run in each request's own session.
@@ -16,23 +23,33 @@ import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
 import { routed, runInSession } from "../db/client";
 import { BOOKMARK_HEADER } from "./bookmark-header";
+import { matchedOperation } from "./route-metadata";
 
 /** D1's bookmark shape: four hex groups, 8-8-8-32 (what `getBookmark()` returns). */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
 
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
 
+/** The bookmark sent, if it is one; undefined when none was sent or it is malformed. */
 function sentBookmark(header: string | undefined): string | undefined {
-  if (header === undefined) return undefined;
-  const value = header.trim();
-  if (!BOOKMARK.test(value)) {
+  const value = header?.trim();
+  return value !== undefined && BOOKMARK.test(value) ? value : undefined;
+}
+
+/**
+ * 400 for a malformed bookmark on a route that documents the header: mounted after the credential
+ * check, and only where a route (and so the method) matched, so a wrong method stays a 405.
+ */
+export const checkBookmark = createMiddleware<AppEnv>(async function checkBookmark(c, next) {
+  const header = c.req.header(BOOKMARK_HEADER);
+  if (header !== undefined && sentBookmark(header) === undefined && matchedOperation(c)) {
     const detail = "must be a bookmark exactly as an earlier response's X-D1-Bookmark header gave it";
     throw new ApiError("bad_request", `${BOOKMARK_HEADER} ${detail}.`, {
       errors: [{ parameter: BOOKMARK_HEADER, detail }],
     });
   }
-  return value;
-}
+  return next();
+});
 
 export const d1Session = createMiddleware<AppEnv>(async function d1Session(c, next) {
   const bookmark = sentBookmark(c.req.header(BOOKMARK_HEADER));

@@ -28,6 +28,8 @@ export const limitParam = z
 export const pageQuery = z.object({
   limit: limitParam.meta({
     description: `Items per page: ${DEFAULT_LIMIT} when absent or 0; larger than ${MAX_LIMIT} means ${MAX_LIMIT}`,
+    // What the digits stand for (openapi/document.ts): clients that size pages from it may ask for the maximum.
+    inputSchema: { type: "integer", minimum: 0, maximum: MAX_LIMIT, default: DEFAULT_LIMIT },
   }),
   // A cursor is bound to its filters without holding them, so it stays short; the bound makes a forged one cheap to refuse.
   cursor: z.string().max(4096).optional().meta({ description: "Opaque; comes with a page's next and previous URLs" }),

@@ -16,6 +16,15 @@ const OPERATION = Symbol("openapi.operation");
 const TOKEN_REQUIRED = Symbol("openapi.tokenRequired");
 const HIDDEN = Symbol("openapi.hidden");
 
+/**
+ * The OpenAPI document's own media type (OpenAPI 3.1 "Media types"), which links to the document name (the
+ * OGC landing page's `service-desc`); /v3.0/openapi.json answers in it to clients that ask for it.
+ */
+export const OPENAPI_MEDIA_TYPE = "application/vnd.oai.openapi+json;version=3.1";
+
+/** A media type by its shape (`type/subtype`), so that a body given by mistake as `{ schema }` does not compile. */
+export type MediaType = `${string}/${string}`;
+
 /** What a `validate(target, schema)` middleware checks. */
 export type Validation = { target: keyof ValidationTargets; schema: z.ZodType };
 
@@ -27,7 +36,7 @@ export type ResponseSpec = {
   /** The body's media type when it is not `application/json`. */
   mediaType?: string;
   /** The bodies by media type, for a response negotiated between several (JSON and GeoJSON); instead of `schema`. */
-  content?: Record<string, z.ZodType>;
+  content?: Record<MediaType, z.ZodType>;
   headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
 };
 
@@ -76,7 +85,13 @@ export type OperationSpec = {
    * types): one the route takes before its validator (a GeoJSON import), or, for a media type the
    * validator also reads, the contract where the validator is deliberately looser.
    */
-  body?: Record<string, z.ZodType>;
+  body?: Record<MediaType, z.ZodType>;
+  /**
+   * The request body's example by media type: what /docs fills in for "try it", so it must be a request
+   * the service accepts (test/openapi-examples.test.ts sends each one). Ids in it name what a newcomer
+   * creates first (`pinpoint: 1`).
+   */
+  examples?: Partial<Record<MediaType, unknown>>;
   /**
    * Takes a publishable key as well as an access token (src/auth/publishable-keys.ts): a public read.
    * `across-accounts`: its answer shows other accounts' content too (categories), so a public cache

@@ -27,6 +27,7 @@ const operations = {
       "absent), until `expires_at`. The key is in the answer once; only its hash is stored. " +
       "A list of another account is a 400 and creates nothing.",
     operationId: "createPublishableKey",
+    examples: { "application/json": { name: "City map", origins: ["https://maps.example.com"] } },
     responses: { 201: createdKeyJson },
   }),
   get: operation({

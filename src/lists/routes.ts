@@ -37,7 +37,9 @@ function checkBatchSize(items: readonly unknown[]): readonly unknown[] {
 }
 
 /** A membership body as documented: the validator takes any array, so that each item gets its own verdict. */
-const membershipDoc = { schema: z.array(membershipItem).max(MAX_BATCH_ITEMS) };
+const membershipDoc = { "application/json": z.array(membershipItem).max(MAX_BATCH_ITEMS) };
+
+const membershipExample = { "application/json": [{ id: 1 }, { id: 2 }] };
 
 /** A list's name and description at their longest, however encoded (route-metadata.ts). */
 const LIST_BODY_BYTES = jsonBodyLimit(MAX_NAME_LENGTH + MAX_DESCRIPTION_LENGTH);
@@ -56,6 +58,7 @@ const operations = {
     description: "`name` is required; `description` is HTML, stored sanitized.",
     operationId: "createList",
     maxBodyBytes: LIST_BODY_BYTES,
+    examples: { "application/json": { name: "Best of Paris", description: "<p>Our favourite places</p>" } },
     responses: { 201: listJson },
   }),
   get: operation({
@@ -69,6 +72,7 @@ const operations = {
     description: "Changes only the fields sent; `null` clears the description.",
     operationId: "updateList",
     maxBodyBytes: LIST_BODY_BYTES,
+    examples: { "application/json": { description: null } },
     responses: { 200: listJson },
     errors: [412],
   }),
@@ -87,6 +91,7 @@ const operations = {
       "(`invalid`, `not_found`, `forbidden`). Adding a member twice is not an error.",
     operationId: "addListPinpoints",
     body: membershipDoc,
+    examples: membershipExample,
     responses: { 200: batchResultJson },
   }),
   remove: operation({
@@ -96,6 +101,7 @@ const operations = {
       "With `Prefer: return=minimal` the answer is 204 without a body.",
     operationId: "removeListPinpoints",
     body: membershipDoc,
+    examples: membershipExample,
     responses: {
       200: batchResultJson,
       204: {

@@ -67,7 +67,8 @@ export async function storeUpload(
       errors: [{ pointer: `${pointer}/content`, detail }],
     });
   }
-  if (!matchesType(type, bytes)) throw fieldError(`${pointer}/content`, `is not a ${type} file`);
+  if (!matchesType(type, bytes))
+    throw fieldError(`${pointer}/content`, `is not ${/^[aeiou]/.test(type) ? "an" : "a"} ${type} file`);
   const key = newKey(type);
   await c.env.MEDIA.put(key, bytes, {
     // Cache headers travel with the object, so a public bucket domain (MEDIA_PUBLIC_BASE_URL) sends them too.

@@ -8,7 +8,7 @@ import { createMiddleware } from "hono/factory";
 import * as z from "zod";
 import type { AppEnv } from "../core/env";
 import { ApiError, type FieldError } from "../core/problem";
-import { bboxParam } from "../fields/search-params";
+import { BBOX_SCHEMA, bboxParam } from "../fields/search-params";
 import { MAX_LIMIT } from "../http/pagination";
 
 export const OGC_DEFAULT_LIMIT = 100;
@@ -21,6 +21,7 @@ export const ogcLimit = z
   .transform((value) => (value === undefined ? OGC_DEFAULT_LIMIT : Math.min(Number(value), MAX_LIMIT)))
   .meta({
     description: `Features per page: ${OGC_DEFAULT_LIMIT} when absent; more than ${MAX_LIMIT} means ${MAX_LIMIT}`,
+    inputSchema: { type: "integer", minimum: 1, maximum: MAX_LIMIT, default: OGC_DEFAULT_LIMIT },
   });
 
 export const ogcCursor = z
@@ -29,14 +30,23 @@ export const ogcCursor = z
   .optional()
   .meta({ description: "Opaque; comes with the `next` and `prev` links" });
 
-/** RFC 3339 date-time (§5.6), with a time zone. */
-const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})$/;
+/**
+ * RFC 3339 date-time (§5.6), with a time zone; each field's range is in the pattern, so that the
+ * document's pattern (built from it below) refuses what the server refuses.
+ */
+const RFC3339 =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])[Tt ](?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?(?:[Zz]|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+
+/** `datetime` as the document shows it: an instant, or an interval with at most one open end. */
+const instantText = RFC3339.source.slice(1, -1);
+const DATETIME_PATTERN = `^(?:${instantText}|${instantText}/(?:${instantText}|\\.\\.)?|(?:\\.\\.)?/${instantText})$`;
 
 /** A datetime as milliseconds; an open end is undefined. */
 export type TimeRange = { from?: number; to?: number };
 
 function instant(text: string, ctx: z.core.$RefinementCtx<string>): number {
-  const ms = RFC3339.test(text) ? Date.parse(text.replace(" ", "T")) : NaN;
+  // Date.parse reads only the upper-case separators; RFC 3339 allows both (§5.6 NOTE).
+  const ms = RFC3339.test(text) ? Date.parse(text.toUpperCase().replace(" ", "T")) : NaN;
   if (Number.isNaN(ms)) {
     ctx.addIssue({
       code: "custom",
@@ -78,8 +88,9 @@ export const ogcDatetime = z
   .meta({
     description:
       "An RFC 3339 instant or interval (`start/end`, `..` for an open end): events with an occurrence in it; " +
-      "pinpoints have no time and all match",
+      "pinpoints have no time and all match; the start must not be after the end",
     example: "2026-06-01T00:00:00Z/..",
+    inputSchema: { type: "string", pattern: DATETIME_PATTERN, example: "2026-06-01T00:00:00Z/.." },
   });
 
 /** Parameters every route takes besides its own: the token (RFC 6750 §2.3) or a publishable key may come in the query. */
@@ -104,6 +115,8 @@ export const knownParameters = (schema: z.ZodObject) =>
  * which are dropped (features are points on the ground: any height matches).
  * The four go to the query issue's own `bbox` rule, antimeridian included.
  */
+const HEIGHT = { type: "number" };
+
 export const ogcBbox = z
   .string()
   .transform((text) => {
@@ -114,5 +127,18 @@ export const ogcBbox = z
   .optional()
   .meta({
     description:
-      "minLon,minLat,maxLon,maxLat in WGS 84 (CRS84), or six numbers with heights; minLon > maxLon crosses the antimeridian",
+      "minLon,minLat,maxLon,maxLat in WGS 84 (CRS84), or six numbers with heights; minLon > maxLon crosses " +
+      "the antimeridian; minLat must not be greater than maxLat",
+    inputSchema: {
+      oneOf: [
+        BBOX_SCHEMA,
+        {
+          ...BBOX_SCHEMA,
+          prefixItems: [...BBOX_SCHEMA.prefixItems.slice(0, 2), HEIGHT, ...BBOX_SCHEMA.prefixItems.slice(2), HEIGHT],
+          minItems: 6,
+          maxItems: 6,
+        },
+      ],
+    },
+    explode: false,
   });

@@ -13,7 +13,7 @@ import type { AppEnv } from "../core/env";
 import { notFound } from "../core/problem";
 import { GEOJSON, type Link } from "../geojson/features";
 import { paginate } from "../http/pagination";
-import { operation } from "../http/route-metadata";
+import { OPENAPI_MEDIA_TYPE, operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { collectionOf, collectionsOf, type Collection } from "./collections";
 import { knownParameters, ogcBbox, ogcCursor, ogcDatetime, ogcLimit } from "./params";
@@ -67,7 +67,9 @@ function describe(c: Context<AppEnv>, collection: Collection) {
 const noParameters = z.object({});
 const itemsQuery = z.object({ limit: ogcLimit, cursor: ogcCursor, bbox: ogcBbox, datetime: ogcDatetime });
 
-const collectionId = { collectionId: "`pinpoints`, `events` or `list-{id}` for one of your lists" };
+const collectionId = {
+  collectionId: { description: "`pinpoints`, `events` or `list-{id}` for one of your lists", example: "pinpoints" },
+};
 
 const operations = {
   landing: operation({
@@ -139,13 +141,7 @@ export const ogcRoutes = resourceApp()
         description: "Your pinpoints, events and lists as feature collections, for GIS clients.",
         links: [
           link(c, OGC_PREFIX, "self", JSON_TYPE, "This document"),
-          link(
-            c,
-            "/v3.0/openapi.json",
-            "service-desc",
-            "application/vnd.oai.openapi+json;version=3.1",
-            "API definition",
-          ),
+          link(c, "/v3.0/openapi.json", "service-desc", OPENAPI_MEDIA_TYPE, "API definition"),
           link(c, "/docs", "service-doc", "text/html", "API reference"),
           link(c, `${OGC_PREFIX}/conformance`, "conformance", JSON_TYPE, "Conformance classes"),
           link(c, `${OGC_PREFIX}/collections`, "data", JSON_TYPE, "Collections"),

@@ -81,6 +81,14 @@ class SchemaWriter {
       metadata: z.globalRegistry,
       unrepresentable: "any",
       override: ({ jsonSchema }) => {
+        // A query parameter read from text by a transform documents what the text stands for (`.meta({
+        // inputSchema })`: an integer, four numbers), not the string zod sees, so clients send what it reads.
+        const { inputSchema } = jsonSchema;
+        delete jsonSchema.inputSchema;
+        if (io === "input" && inputSchema && typeof inputSchema === "object") {
+          for (const key of Object.keys(jsonSchema)) if (key !== "description") delete jsonSchema[key];
+          Object.assign(jsonSchema, inputSchema);
+        }
         // A format says it; zod's equivalent pattern for date-time is unreadable.
         if (jsonSchema.format && jsonSchema.pattern) delete jsonSchema.pattern;
         // Response bounds come from column storage types (±2^53, ±2^47), not from the API's rules.
@@ -383,12 +391,14 @@ function describeOperation(
     const required = (json.required ?? []) as string[];
     for (const [name, property] of Object.entries((json.properties ?? {}) as Record<string, JsonSchema>)) {
       const existing = parameters.findIndex((p) => p.name === name && p.in === location);
-      const { description, ...propertySchema } = property;
+      // `explode: false`: an array as one comma-separated value (`bbox=1,2,3,4`, OpenAPI style form).
+      const { description, explode, ...propertySchema } = property;
       const parameter = {
         name,
         in: location,
         required: location === "path" || required.includes(name),
         ...(description ? { description } : {}),
+        ...(explode === false ? { style: "form", explode: false } : {}),
         schema: propertySchema,
       };
       if (existing >= 0) parameters[existing] = parameter;
@@ -410,7 +420,11 @@ function describeOperation(
   const requestBody = mediaTypes.length > 0 && {
     required: true,
     content: Object.fromEntries(
-      Object.entries(bodies).map(([type, schema]) => [type, { schema: writer.convert(schema, "input") }]),
+      Object.entries(bodies).map(([type, schema]) => {
+        // Without one, Swagger UI makes an example up from the schema ("string" as base64 content...).
+        const example = spec?.examples?.[type as keyof typeof spec.examples];
+        return [type, { schema: writer.convert(schema, "input"), ...(example === undefined ? {} : { example }) }];
+      }),
     ),
   };
 

@@ -14,8 +14,12 @@ import { createMiddleware } from "hono/factory";
 import type { RouterRoute } from "hono/types";
 import { utf8 } from "../core/crypto";
 import type { AppEnv } from "../core/env";
-import { hidden, operation } from "../http/route-metadata";
+import { hidden, OPENAPI_MEDIA_TYPE, operation } from "../http/route-metadata";
+import * as z from "zod";
 import { openApiDocument } from "./document";
+
+/** The document's schema, for the reference: an OpenAPI 3.1 object (its own schema is the specification's). */
+const openApiObject = z.looseObject({ openapi: z.string().startsWith("3.1.") });
 
 /** Where scripts/static-assets.ts puts swagger-ui-dist's files (`<dir>/swagger-ui-dist/…`), as a URL path. */
 export const DOCS_ASSETS_PATH = "/docs";
@@ -34,6 +38,19 @@ const START_SWAGGER_UI = `window.onload = () => {
     filter: true,
   })});
 };`;
+
+/**
+ * Whether Accept asks for the OpenAPI media type (with any parameters, a q above 0): links that name it
+ * (`service-desc`) get what they say; everyone else, `application/json` as before.
+ */
+function acceptsOpenApiType(accept: string | undefined): boolean {
+  const wanted = OPENAPI_MEDIA_TYPE.split(";")[0]!;
+  return (accept ?? "").split(",").some((range) => {
+    const [type = "", ...parameters] = range.split(";").map((part) => part.trim().toLowerCase());
+    const q = parameters.find((p) => p.startsWith("q="));
+    return type === wanted && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
 
 let policy: Promise<string> | undefined;
 
@@ -76,9 +93,10 @@ export const referenceRoutes = (routes: () => readonly RouterRoute[]) =>
         tags: ["reference"],
         responses: {
           200: {
-            description: "The OpenAPI document",
-            mediaType: "application/json",
+            description: `The OpenAPI document: \`${OPENAPI_MEDIA_TYPE}\` when Accept names that type, else JSON`,
+            content: { "application/json": openApiObject, "application/vnd.oai.openapi+json": openApiObject },
             headers: {
+              Vary: { description: "`Accept`" },
               "Cache-Control": {
                 description: "`public, max-age=300` with a configured public origin, else `private, max-age=300`",
               },
@@ -90,7 +108,10 @@ export const referenceRoutes = (routes: () => readonly RouterRoute[]) =>
         // Built from the request's Host, the document must not be shared: a cache that keys on something
         // else (Vary is ignored by many) would serve one requester's origin to everyone.
         c.header("Cache-Control", configured ? "public, max-age=300" : "private, max-age=300");
-        return c.json(openApiDocument(routes(), configured ?? new URL(c.req.url).origin));
+        c.header("Vary", "Accept", { append: true });
+        const document = openApiDocument(routes(), configured ?? new URL(c.req.url).origin);
+        if (!acceptsOpenApiType(c.req.header("Accept"))) return c.json(document);
+        return c.body(JSON.stringify(document), 200, { "Content-Type": OPENAPI_MEDIA_TYPE });
       }),
     )
     .get(

@@ -8,9 +8,10 @@
  *   the 201 of the POST that creates such a resource (the collection above it);
  * - every authenticated POST takes `Idempotency-Key` (auth/resource-app.ts),
  *   may answer 409 and 422, and marks a replay with `Idempotent-Replayed`;
- * - every operation under /v3.0 and every authenticated one runs in a D1
- *   session: it takes `X-D1-Bookmark` and answers with it (problem answers
- *   too: the header is on the shared problem responses).
+ * - every operation runs in a D1 session and answers with its `X-D1-Bookmark`
+ *   (problem answers too: the header is on the shared problem responses);
+ *   the authenticated ones take it, and refuse a malformed one with a 400
+ *   after the credential check (http/d1-session.ts); the others ignore one.
  */
 import { BOOKMARK_HEADER } from "../http/bookmark-header";
 
@@ -19,27 +20,36 @@ type Responses = Record<string, Record<string, unknown>>;
 
 const ref = (kind: "parameters" | "headers" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
 
+/**
+ * No `example` on these headers: Swagger UI fills a parameter's example into every request it sends, so
+ * every POST from /docs would reuse one idempotency key (422 after the first) and every write would send
+ * a stale `If-Match` (412). The examples are in the descriptions instead.
+ */
 export const syncParameters = {
   IfNoneMatch: {
     name: "If-None-Match",
     in: "header",
-    description: "An `ETag` from an earlier answer: 304 without a body if the resource has not changed since",
-    schema: { type: "string", example: '"3"' },
+    description:
+      'An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since',
+    schema: { type: "string" },
   },
   IfMatch: {
     name: "If-Match",
     in: "header",
     description:
-      "Write only if the resource is still at this `ETag` (or any version, `*`); otherwise 412 and nothing is written",
-    schema: { type: "string", example: '"3"' },
+      'Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and ' +
+      "nothing is written",
+    schema: { type: "string" },
   },
   IdempotencyKey: {
     name: "Idempotency-Key",
     in: "header",
     description:
-      "A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID): a retry with the same key and request " +
-      "gets the first answer again, kept 24 hours, and nothing is done twice",
-    schema: { type: "string", minLength: 1, maxLength: 255, example: "5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42" },
+      "A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as " +
+      "`5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer " +
+      "again, kept 24 hours, and nothing is done twice",
+    // The pattern the server checks (http/idempotency.ts).
+    schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
   },
   Bookmark: {
     name: BOOKMARK_HEADER,
@@ -100,10 +110,12 @@ export function addSyncHeaders(paths: Record<string, Record<string, Operation>>)
         responses["422"] ??= ref("responses", "Problem422");
         addHeader(responses, successes(responses), "Idempotent-Replayed", "IdempotentReplayed");
       }
-      if (secured || path.startsWith("/v3.0/")) {
+      if (secured) {
         addParameter(operation, "Bookmark");
-        addHeader(responses, Object.keys(responses), BOOKMARK_HEADER, "Bookmark");
+        responses["400"] ??= ref("responses", "Problem400");
       }
+      if (secured || path.startsWith("/v3.0/"))
+        addHeader(responses, Object.keys(responses), BOOKMARK_HEADER, "Bookmark");
       operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
     }
   }

@@ -85,6 +85,26 @@ const operations = {
     // description each, 6 bytes a character escaped) would be ~600 MB, so the configured maximum is the bound.
     maxBodyBytes: "MAX_BODY_BYTES",
     body: { [GEOJSON]: pinpointImport },
+    examples: {
+      "application/json": {
+        name: "Musée d'Orsay",
+        latitude: 48.86,
+        longitude: 2.3266,
+        address: "1 Rue de la Légion d'Honneur, Paris",
+        tags: ["museum", "art"],
+        description: "<p>Impressionist paintings in a former railway station.</p>",
+      },
+      [GEOJSON]: {
+        type: "FeatureCollection",
+        features: [
+          {
+            type: "Feature",
+            geometry: { type: "Point", coordinates: [2.2945, 48.8584] },
+            properties: { name: "Eiffel Tower", tags: ["landmark"] },
+          },
+        ],
+      },
+    },
     responses: {
       201: {
         description: "The pinpoint created (a JSON body), or the ids of those imported (a GeoJSON body)",
@@ -110,6 +130,7 @@ const operations = {
       'Changes only the fields sent; `null` clears an optional one (`"media_file": null` deletes the media).',
     operationId: "updatePinpoint",
     maxBodyBytes: "MAX_BODY_BYTES",
+    examples: { "application/json": { address: "62 Rue de Lille, Paris", tags: ["museum"] } },
     responses: { 200: pinpointJson },
     errors: [412],
   }),
