@@ -148,3 +148,13 @@ test("the quick tour and the map queries answer what the README shows, beside th
   });
   assert.ok(checked >= 5, `only ${checked} examples show a result`);
 });
+
+test("every GDAL command of the README and docs/ogc.md asks for pages of 1,000 features", () => {
+  for (const file of ["README.md", "docs/ogc.md"]) {
+    const commands = readFileSync(join(ROOT, file), "utf8")
+      .split("\n")
+      .filter((line) => /^(ogrinfo|ogr2ogr) .*OAPIF:/.test(line));
+    assert.ok(commands.length > 0, `${file} shows no GDAL command`);
+    for (const command of commands) assert.match(command, / -oo PAGE_SIZE=1000 /, `${file}: ${command}`);
+  }
+});

@@ -120,7 +120,8 @@ function listCollection(list: ListSummary): Collection {
   return {
     id: `list-${list.id}`,
     title: list.name,
-    description: `The pinpoints of your list “${list.name}”, in the order they were added to it.`,
+    // A list is a set: its pages are keyset pages over the (list, pinpoint) key, so members come by id.
+    description: `The pinpoints of your list “${list.name}”, by id (the order the pinpoints were created).`,
     page: (c, selection, bound, take) => pinpointPage(c, selection, list.id, bound, take),
     async feature(c, id) {
       const row = await listMember(c.env.DB, c.var.principal.accountId, list.id, id);

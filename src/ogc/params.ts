@@ -82,6 +82,17 @@ export const ogcDatetime = z
     example: "2026-06-01T00:00:00Z/..",
   });
 
+/**
+ * `f`, the output format browser clients (OpenLayers, Leaflet plugins) send on
+ * every request: JSON is the only encoding of metadata, GeoJSON of features,
+ * so `json` is accepted everywhere and `geojson` where features are served.
+ */
+export const ogcFormat = (...formats: [string, ...string[]]) =>
+  z
+    .enum(formats, { error: `must be ${formats.join(" or ")}` })
+    .optional()
+    .meta({ description: `The response format: ${formats.map((f) => `\`${f}\``).join(" or ")} (the only one served)` });
+
 /** Parameters every route takes besides its own: the token (RFC 6750 §2.3) or a publishable key may come in the query. */
 const ALWAYS = ["access_token", "key"];
 

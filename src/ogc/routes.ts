@@ -16,7 +16,7 @@ import { paginate } from "../http/pagination";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { collectionOf, collectionsOf, type Collection } from "./collections";
-import { knownParameters, ogcBbox, ogcCursor, ogcDatetime, ogcLimit } from "./params";
+import { knownParameters, ogcBbox, ogcCursor, ogcDatetime, ogcFormat, ogcLimit } from "./params";
 
 export const OGC_PREFIX = "/ogc";
 
@@ -64,8 +64,15 @@ function describe(c: Context<AppEnv>, collection: Collection) {
   };
 }
 
-const noParameters = z.object({});
-const itemsQuery = z.object({ limit: ogcLimit, cursor: ogcCursor, bbox: ogcBbox, datetime: ogcDatetime });
+const noParameters = z.object({ f: ogcFormat("json") });
+const featureQuery = z.object({ f: ogcFormat("json", "geojson") });
+const itemsQuery = z.object({
+  limit: ogcLimit,
+  cursor: ogcCursor,
+  bbox: ogcBbox,
+  datetime: ogcDatetime,
+  f: ogcFormat("json", "geojson"),
+});
 
 const collectionId = { collectionId: "`pinpoints`, `events` or `list-{id}` for one of your lists" };
 
@@ -213,7 +220,7 @@ export const ogcRoutes = resourceApp()
   )
   .get(
     "/collections/:collectionId/items/:featureId",
-    ...operations.item(knownParameters(noParameters), validate("query", noParameters), async (c) => {
+    ...operations.item(knownParameters(featureQuery), validate("query", featureQuery), async (c) => {
       const collection = await collectionOf(c, pathParam(c, "collectionId"));
       const featureId = Number(pathParam(c, "featureId"));
       if (!/^[1-9]\d{0,14}$/.test(pathParam(c, "featureId"))) throw notFound("feature");
