@@ -1,8 +1,9 @@
 /**
- * Query parameters of the OGC API – Features routes. Unlike /v3.0, which
- * ignores what it does not know, the standard wants a 400 for a parameter the
- * API definition does not list (/req/core/query-param-unknown) as well as for
- * a bad value (/req/core/query-param-invalid).
+ * Query parameters of the OGC API – Features routes. The standard wants a 400
+ * for a parameter the API definition does not list
+ * (/req/core/query-param-unknown) as well as for a bad value
+ * (/req/core/query-param-invalid); /v3.0 refuses unknown ones the same way
+ * (src/http/query-parameters.ts).
  */
 import { createMiddleware } from "hono/factory";
 import * as z from "zod";
