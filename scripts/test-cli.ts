@@ -97,3 +97,15 @@ test("npm start shows the credentials within the first screen on a fresh state",
     assert.ok(before.length < 30, `${before.length} lines before the credentials:\n${output}`);
     assert.match(output, /Applied \d+ migration\(s\) to the local database\./);
   }));
+
+test("the package's engines admit the system Node the README says is enough (20), so npm ci does not warn about it", () => {
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const claimed = /any recent system Node with npm \((\d+) works\)/.exec(readme)?.[1];
+  assert.ok(claimed, "README no longer names the system Node that works");
+  const { engines } = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { engines: { node: string } };
+  const minimum = /^>=(\d+)/.exec(engines.node)?.[1];
+  assert.ok(
+    minimum !== undefined && Number(minimum) <= Number(claimed),
+    `engines.node ${engines.node} refuses Node ${claimed}`,
+  );
+});
