@@ -190,6 +190,29 @@ describe("OGC API – Features, Core", () => {
     expect(collection.description).not.toMatch(/order they were added/);
   });
 
+  it("each collection links (describedby) to the JSON Schema of its properties: category is an integer", async () => {
+    const { a } = await withPlaces();
+    const { collections } = await ok<{ collections: Collection[] }>(a, "/ogc/collections");
+    for (const collection of collections) {
+      const described = linkOf(collection.links, "describedby");
+      expect(described?.type, collection.id).toBe("application/schema+json");
+      const schema = await ok<{ type: string; properties: Record<string, { type: string; format?: string }> }>(
+        a,
+        path(described!.href),
+        "application/schema+json",
+      );
+      expect(schema.type).toBe("object");
+      if (collection.id === "events") expect(schema.properties.pinpoint?.type).toBe("integer");
+      else expect(schema.properties.category?.type).toBe("integer");
+      expect(schema.properties.name?.type).toBe("string");
+      expect(schema.properties.tags?.type).toBe("array");
+      expect(schema.properties.created_at).toMatchObject({ type: "string", format: "date-time" });
+      // What the geometry and the feature id carry is not a property.
+      expect(Object.keys(schema.properties)).not.toContain("latitude");
+    }
+    expect((await a.get("/ogc/collections/list-999999/schema")).status).toBe(404);
+  });
+
   it("f=json, as browser clients send it, is accepted on every route; f=geojson where features are served", async () => {
     const { a } = await withPlaces();
     for (const url of ["/ogc", "/ogc/conformance", "/ogc/collections", "/ogc/collections/pinpoints"]) {
