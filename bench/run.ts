@@ -3,7 +3,8 @@
  * baseline Workers on one local workerd (Miniflare's API), seeds 100,000
  * pinpoints, and measures every scenario against its baseline in interleaved
  * rounds from a separate load process. Prints a table and writes
- * bench/results/latest.json. Talks only to 127.0.0.1; stops by itself.
+ * bench/out/latest.json (bench/results/, the committed figures, with
+ * BENCH_SAVE=1). Talks only to 127.0.0.1; stops by itself.
  *
  * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
  * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all but
@@ -18,6 +19,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { resultPath } from "./results-dir.ts";
 import * as prettier from "prettier";
 import type { LoadRequest, LoadResult } from "./load.ts";
 import { machine, printReport, type GroupResult, type Report, type RunResult, type TargetResult } from "./report.ts";
@@ -254,7 +256,6 @@ function evaluateGoals(groups: GroupResult[]) {
 
 /** Writes `value` as JSON formatted as the rest of the repository, so `npm run check` (prettier --check) passes on a fresh result. */
 async function writeResult(path: string, value: unknown) {
-  mkdirSync("bench/results", { recursive: true });
   const options = { ...(await prettier.resolveConfig(path)), filepath: path };
   writeFileSync(path, await prettier.format(JSON.stringify(value), options));
 }
@@ -267,7 +268,7 @@ async function main() {
   if (otherGroups) await runMain(bundle);
   if (withScale) {
     const scale = await measureScale(join(dir, "scale"), bundle, log);
-    await writeResult("bench/results/scale.json", scale);
+    await writeResult(resultPath("scale.json"), scale);
     console.log(renderScale(scale));
   }
 }
@@ -321,10 +322,10 @@ async function runMain(bundle: Bundle) {
       totalSeconds: 0,
     };
     report.totalSeconds = (performance.now() - started) / 1000;
-    await writeResult("bench/results/latest.json", report);
+    await writeResult(resultPath("latest.json"), report);
     const publicMaps = groupResults.find((g) => g.name === "public");
     if (publicMaps && freshness) {
-      await writeResult("bench/results/public.json", {
+      await writeResult(resultPath("public.json"), {
         date: report.date,
         machine: report.machine,
         settings: report.settings,
@@ -335,7 +336,7 @@ async function runMain(bundle: Bundle) {
       });
     }
     if (imported)
-      await writeResult("bench/results/import.json", { date: report.date, machine: report.machine, ...imported });
+      await writeResult(resultPath("import.json"), { date: report.date, machine: report.machine, ...imported });
     printReport(report);
     if (imported && !imported.roundTrip.identical) throw new Error("import group: the exported features differ");
   } finally {

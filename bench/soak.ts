@@ -18,13 +18,14 @@
  * measures the service, not the limiter. Exit status 0 only if the audit holds.
  */
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets.ts";
 import { buildBundle, startRuntime, workerdChild, type Runtime } from "./runtime.ts";
 import { fakePng } from "./scenarios.ts";
+import { resultPath } from "./results-dir.ts";
 import { migrate } from "./seed.ts";
 
 const { values: args } = parseArgs({
@@ -456,8 +457,7 @@ try {
       ? `AUDIT FAILED:\n  ${problems.join("\n  ")}`
       : "audit: every acknowledged write present, every acknowledged delete absent, lists, events and media as believed, no orphaned media, no 5xx",
   );
-  mkdirSync("bench/results", { recursive: true });
-  writeFileSync("bench/results/soak-latest.json", `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(resultPath("soak-latest.json"), `${JSON.stringify(result, null, 2)}\n`);
   await cleanup();
   process.exit(problems.length ? 1 : 0);
 } catch (error) {

@@ -17,13 +17,37 @@ import { exportBaseTables } from "./lib/backup.ts";
 import { d1Execute, runWrangler, targetFlags, WranglerError, type Target } from "./lib/wrangler.ts";
 
 const USAGE = `Usage: npm run backup -- export FILE [--remote | --persist-to DIR]
-       npm run backup -- restore FILE [--remote | --persist-to DIR]`;
+       npm run backup -- restore FILE [--remote | --persist-to DIR]
+
+export   writes the base tables of the database to FILE as SQL (FILE must not exist)
+restore  applies every migration to an empty database, then runs FILE
+
+Options:
+  --remote           The deployed database (default: the local one of npm start)
+  --persist-to DIR   A local database kept in DIR
+  -h, --help         Show this help.`;
 
 async function main(): Promise<number> {
-  const { positionals, values } = parseArgs({
-    allowPositionals: true,
-    options: { remote: { type: "boolean", default: false }, "persist-to": { type: "string" } },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      allowPositionals: true,
+      options: {
+        remote: { type: "boolean", default: false },
+        "persist-to": { type: "string" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    // parseArgs's own message is about positionals and "--"; the usage says what the command takes.
+    console.error(`${error instanceof Error ? error.message.split(".")[0] : error}.\n\n${USAGE}`);
+    return 2;
+  }
+  const { positionals, values } = parsed;
+  if (values.help) {
+    console.log(USAGE);
+    return 0;
+  }
   const [command, file] = positionals;
   if (!file || (command !== "export" && command !== "restore") || positionals.length > 2) {
     console.error(USAGE);

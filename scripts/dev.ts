@@ -16,7 +16,7 @@ import { constants } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { clientAccepts, createClient, type Execute } from "./lib/registry.ts";
-import { d1Execute, ROOT, runWrangler, spawnWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { d1Execute, ROOT, runWranglerCaptured, spawnWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 import { offerSeed } from "./seed/local.ts";
 
 const DEV_VARS = join(ROOT, ".dev.vars");
@@ -65,12 +65,16 @@ function ensureDevVars(): void {
 }
 
 function applyMigrations(target: Target): void {
+  // wrangler prints a table of every migration, twice, which pushed the credentials off the first
+  // screen; one line says the same, and the whole output is shown only when it failed.
   // No stdin: wrangler then applies without asking for confirmation.
-  const status = runWrangler(
-    ["d1", "migrations", "apply", "DB", ...targetFlags(target)],
-    ["ignore", "inherit", "inherit"],
-  );
-  if (status !== 0) throw new Error(`wrangler d1 migrations apply failed (exit status ${status}).`);
+  const { status, output } = runWranglerCaptured(["d1", "migrations", "apply", "DB", ...targetFlags(target)]);
+  if (status !== 0) {
+    process.stderr.write(output);
+    throw new Error(`wrangler d1 migrations apply failed (exit status ${status}).`);
+  }
+  const applied = /About to apply (\d+) migration/.exec(output)?.[1];
+  say(applied ? `Applied ${applied} migration(s) to the local database.` : "The local database is up to date.");
 }
 
 function readDevClient(): DevClient | null {

@@ -3,7 +3,7 @@
  * (categories with icons, about 300 pinpoints, lists, events with several
  * dates, tags) in the development account, so the API has something to show.
  * The same seed always gives the same guide; event dates start next week.
- * It only fills an empty account, so running it twice changes nothing.
+ * It only fills an empty account: run twice, it changes nothing and exits 1.
  *
  *   npm run seed [-- --persist-to DIR] [--account NAME] [--seed N]
  */
@@ -71,11 +71,12 @@ async function main(): Promise<number> {
     return 0;
   } catch (error) {
     if (!(error instanceof SeedRefused)) throw error;
-    // Nothing to do is not a failure: the account already has content to try the API on.
-    process.stdout.write(
-      `${error.message}\nTo start over, delete the local state (.wrangler/state, or your --persist-to directory).\n`,
+    // A refusal is a failure: a script that runs `npm run seed && ...` must not go on believing the guide is there.
+    process.stderr.write(
+      `npm run seed: ${error.message}\nTo start over, delete the local state (.wrangler/state, or your --persist-to directory), ` +
+        "or fill another account with --account NAME.\n",
     );
-    return 0;
+    return 1;
   }
 }
 

@@ -31,6 +31,7 @@ import { mediaRoutes } from "./media/routes";
 import { mediaUrls } from "./media/url";
 import { referenceRoutes } from "./openapi/routes";
 import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
+import { rejectUnknownQueryParameters } from "./http/query-parameters";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
 
@@ -90,6 +91,8 @@ const appRoutes = (): readonly RouterRoute[] => app.routes;
 export const app = new Hono<AppEnv>({ strict: false })
   // The signing key check after CORS, so a browser can read the 503 of a service without its key.
   .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey, d1Session)
+  // Before the routes, so a misspelt parameter is refused before any auth or database work.
+  .use(rejectUnknownQueryParameters("/v3.0/"))
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)

@@ -175,6 +175,58 @@ describe("OGC API – Features, Core", () => {
     expect(viaQuery.status).toBe(200);
   });
 
+  it("a list collection gives its members by id, whatever the order they were added in, and says so", async () => {
+    const a = await caller();
+    const places = [];
+    for (let i = 1; i <= 3; i++) places.push(await createPinpoint(a, { name: `L${i}`, latitude: i, longitude: i }));
+    const list = await createList(a, { name: "Tour" });
+    for (const place of [...places].reverse()) {
+      await a.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: place.id }]);
+    }
+    const items = await ok<Items>(a, `/ogc/collections/list-${list.id}/items`, "application/geo+json");
+    expect(items.features.map((f) => f.id)).toEqual(places.map((p) => p.id));
+    const collection = await ok<Collection>(a, `/ogc/collections/list-${list.id}`);
+    expect(collection.description).toContain("by id");
+    expect(collection.description).not.toMatch(/order they were added/);
+  });
+
+  it("each collection links (describedby) to the JSON Schema of its properties: category is an integer", async () => {
+    const { a } = await withPlaces();
+    const { collections } = await ok<{ collections: Collection[] }>(a, "/ogc/collections");
+    for (const collection of collections) {
+      const described = linkOf(collection.links, "describedby");
+      expect(described?.type, collection.id).toBe("application/schema+json");
+      const schema = await ok<{ type: string; properties: Record<string, { type: string; format?: string }> }>(
+        a,
+        path(described!.href),
+        "application/schema+json",
+      );
+      expect(schema.type).toBe("object");
+      if (collection.id === "events") expect(schema.properties.pinpoint?.type).toBe("integer");
+      else expect(schema.properties.category?.type).toBe("integer");
+      expect(schema.properties.name?.type).toBe("string");
+      expect(schema.properties.tags?.type).toBe("array");
+      expect(schema.properties.created_at).toMatchObject({ type: "string", format: "date-time" });
+      // What the geometry and the feature id carry is not a property.
+      expect(Object.keys(schema.properties)).not.toContain("latitude");
+    }
+    expect((await a.get("/ogc/collections/list-999999/schema")).status).toBe(404);
+  });
+
+  it("f=json, as browser clients send it, is accepted on every route; f=geojson where features are served", async () => {
+    const { a } = await withPlaces();
+    for (const url of ["/ogc", "/ogc/conformance", "/ogc/collections", "/ogc/collections/pinpoints"]) {
+      await ok(a, `${url}?f=json`);
+      expect((await a.get(`${url}?f=geojson`)).status, url).toBe(400);
+    }
+    const items = await ok<Items>(a, "/ogc/collections/pinpoints/items?f=json&limit=2", "application/geo+json");
+    await ok(a, "/ogc/collections/pinpoints/items?f=geojson", "application/geo+json");
+    await ok(a, `/ogc/collections/pinpoints/items/${items.features[0]!.id}?f=geojson`, "application/geo+json");
+    const next = linkOf(items.links, "next");
+    expect(next).toBeDefined();
+    await ok(a, path(next!.href), "application/geo+json");
+  });
+
   it("/req/core/query-param-invalid: a bad value is a 400", async () => {
     const { a } = await withPlaces();
     for (const query of ["limit=0", "limit=-1", "limit=x", "datetime=yesterday", "datetime=../..", "cursor=abc"]) {

@@ -129,16 +129,13 @@ describe.each(["pinpoints", "lists", "pinpoints?list"])("walking %s", (name) => 
   it("links are absolute on the request's origin and keep the filter and limit", async () => {
     const { url } = collection();
     const origin = "http://other-host.example:8787";
-    const first = await page(a, `${origin}${url}${url.includes("?") ? "&" : "?"}limit=5&format=json&offset=10`);
+    const first = await page(a, `${origin}${url}${url.includes("?") ? "&" : "?"}limit=5`);
     const next = new URL(first.next!);
     expect(next.origin).toBe(origin);
     expect(next.pathname).toBe(url.split("?")[0]);
     expect(next.searchParams.get("limit")).toBe("5");
     expect(next.searchParams.get("list")).toBe(name === "pinpoints?list" ? String(listId) : null);
     expect(next.searchParams.get("cursor")).toMatch(/^[\w-]+$/);
-    // Unknown parameters are ignored, not carried.
-    expect(next.searchParams.has("offset")).toBe(false);
-    expect(next.searchParams.has("format")).toBe(false);
     const second = await page(a, first.next!);
     expect(new URL(second.previous!).origin).toBe(origin);
     expect(new URL(second.previous!).searchParams.get("limit")).toBe("5");
@@ -179,9 +176,20 @@ describe("limit", () => {
     expect(body.detail).toMatch(/limit/);
   });
 
-  it("refuses a repeated limit and ignores repeated unknown parameters", async () => {
+  it("refuses a repeated limit, and unknown parameters, naming each and the likely intended one", async () => {
     await expectBadRequest(a, "/v3.0/pinpoints?limit=5&limit=6", "validation_failed");
-    expect(await sizes("?limit=4&offset=1&offset=2&format=json")).toBe(4);
+    const response = await a.get("/v3.0/pinpoints?lmit=1&offset=1&offset=2&format=json");
+    expect(response.status).toBe(400);
+    const body = await json<{ detail: string; errors: { parameter: string; detail: string }[] }>(response);
+    expect(body.detail).toBe("Unknown query parameter(s): lmit, offset.");
+    expect(body.errors).toEqual([
+      { parameter: "lmit", detail: "is not a parameter of this operation (did you mean `limit`?)" },
+      { parameter: "offset", detail: "is not a parameter of this operation" },
+    ]);
+    // format is a parameter where GeoJSON is offered, and only there; the token and a key, everywhere.
+    expect(await sizes("?limit=4&format=json")).toBe(4);
+    await expectBadRequest(a, "/v3.0/lists?format=json", "validation_failed");
+    expect((await call(`/v3.0/lists?limit=1&access_token=${a.token}`)).status).toBe(200);
   });
 
   it("applies to lists and list filters too", async () => {

@@ -151,6 +151,38 @@ describe("request bodies", () => {
     }
   });
 
+  it("say where a malformed JSON body stops being JSON", async () => {
+    const cases: [string, string][] = [
+      ['{"name": "x",}', "line 1, column 14 (character 14)"],
+      ['{\n  "name": "x"\n  "latitude": 1\n}', "line 3, column 3 (character 19)"],
+      ["{name: 'x'}", "line 1, column 2 (character 2)"],
+      ['{"a":1}}', "line 1, column 8 (character 8)"],
+      ['{"name": "x",', "It ends too early (line 1, column 14)"],
+    ];
+    for (const [body, where] of cases) {
+      const response = await raw("POST", "/v3.0/pinpoints", body, { "Content-Type": "application/json" });
+      const problem = await response.json<{ detail: string }>();
+      expect(response.status, body).toBe(400);
+      expect(problem.detail, body).toContain(where);
+    }
+  });
+
+  it("word a field of the wrong type as the other field errors are, not as the validator does", async () => {
+    const body = JSON.stringify({ name: 5, latitude: "48.8", longitude: null, tags: "museum" });
+    const response = await raw("POST", "/v3.0/pinpoints", body, { "Content-Type": "application/json" });
+    expect(response.status).toBe(400);
+    const problem = await response.json<{ detail: string; errors: { pointer: string; detail: string }[] }>();
+    expect(problem.errors).toEqual(
+      expect.arrayContaining([
+        { pointer: "/name", detail: "must be a string" },
+        { pointer: "/latitude", detail: "must be a number" },
+        { pointer: "/longitude", detail: "must be a number, not null" },
+        { pointer: "/tags", detail: "must be an array" },
+      ]),
+    );
+    expect(problem.detail).not.toMatch(/Invalid input|expected/);
+  });
+
   it("refuse a body that is not UTF-8 with 400", async () => {
     const bytes = new Uint8Array([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
     const response = await raw("POST", "/v3.0/lists", bytes, { "Content-Type": "application/json" });

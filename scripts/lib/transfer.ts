@@ -47,14 +47,26 @@ export function serviceFrom(options: { base?: string; "client-id"?: string; "cli
 
 /** A client-credentials token for the service. */
 export async function tokenOf(service: Service): Promise<string> {
-  const response = await fetch(`${service.base}/v3.0/oauth2/token`, {
-    method: "POST",
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: service.clientId,
-      client_secret: service.clientSecret,
-    }),
-  });
+  const url = `${service.base}/v3.0/oauth2/token`;
+  let response: Response;
+  try {
+    response = await fetch(url, {
+      method: "POST",
+      body: new URLSearchParams({
+        grant_type: "client_credentials",
+        client_id: service.clientId,
+        client_secret: service.clientSecret,
+      }),
+    });
+  } catch (error) {
+    // fetch says only "fetch failed"; the cause (ECONNREFUSED, ENOTFOUND) and the URL are what a newcomer needs.
+    const cause = error instanceof Error && error.cause instanceof Error ? ` (${error.cause.message})` : "";
+    throw new Error(
+      `Could not reach the service at ${service.base}${cause}. ` +
+        "Start it with `npm start`, or point at where it runs with --base URL or POI_BASE_URL " +
+        `(npm start --port N serves http://localhost:N; the default is ${DEFAULT_BASE}).`,
+    );
+  }
   if (!response.ok)
     throw new Error(`Token request to ${service.base} failed: ${response.status} ${await response.text()}`);
   return ((await response.json()) as { access_token: string }).access_token;

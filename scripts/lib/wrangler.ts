@@ -42,6 +42,13 @@ export function runWrangler(args: readonly string[], stdio: StdioOptions = "inhe
   return result.status ?? 1;
 }
 
+/** Runs wrangler with its output captured rather than shown, for callers that summarise it. */
+export function runWranglerCaptured(args: readonly string[]): { status: number; output: string } {
+  const result = spawnSync(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: env(), encoding: "utf8" });
+  if (result.error) throw result.error;
+  return { status: result.status ?? 1, output: `${result.stdout}${result.stderr}` };
+}
+
 /** Starts wrangler as a child process and returns it (for `wrangler dev`). */
 export function spawnWrangler(args: readonly string[], stdio: StdioOptions = "inherit"): ChildProcess {
   return spawn(process.execPath, [WRANGLER, ...args], { cwd: ROOT, env: env(), stdio });

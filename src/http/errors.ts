@@ -10,6 +10,7 @@ import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../core/env";
 import { ApiError, problemCodes, problemType, type ProblemCode } from "../core/problem";
 import { trimEnd } from "../core/trim";
+import { jsonErrorOffset, lineAndColumn } from "./json-position";
 
 /** The problem details body (RFC 9457 §3) of an `ApiError`. */
 export function problemBody(error: ApiError, instance: string): Record<string, unknown> {
@@ -40,9 +41,25 @@ const codeForStatus: Partial<Record<number, ProblemCode>> = {
   415: "unsupported_media_type",
 };
 
-export const onError: ErrorHandler<AppEnv> = (error, c) => {
+/** Hono's validator says only "Malformed JSON in request body"; the text is still cached, so say where. */
+async function malformedJson(c: Context<AppEnv>): Promise<ApiError> {
+  const text = await (c.req.bodyCache as { text?: Promise<string> }).text?.catch(() => undefined);
+  const offset = text === undefined ? -1 : jsonErrorOffset(text);
+  const where =
+    text === undefined || offset < 0
+      ? ""
+      : offset >= text.length
+        ? ` It ends too early (${lineAndColumn(text, offset)}).`
+        : ` It stops being JSON at ${lineAndColumn(text, offset)} (character ${offset + 1}).`;
+  return new ApiError("malformed_json", `The request body is not valid JSON.${where}`);
+}
+
+export const onError: ErrorHandler<AppEnv> = async (error, c) => {
   if (error instanceof ApiError) return render(c, error);
   // Hono's own validator reports unparsable JSON this way.
+  if (error instanceof HTTPException && error.status === 400 && /^Malformed JSON/.test(error.message)) {
+    return render(c, await malformedJson(c));
+  }
   if (error instanceof HTTPException && codeForStatus[error.status]) {
     return render(c, new ApiError(codeForStatus[error.status]!, error.message));
   }

@@ -9,9 +9,30 @@ import * as z from "zod";
 import { ApiError, type FieldError } from "../core/problem";
 import { markValidation } from "./route-metadata";
 
-// A missing field reads better as "is required" than as "expected string, received undefined".
+/** zod's `expected` types in the house wording ("must be a number"), not zod's "Invalid input: expected ...". */
+const TYPE_NAMES: Record<string, string> = {
+  string: "a string",
+  number: "a number",
+  int: "an integer",
+  boolean: "true or false",
+  array: "an array",
+  object: "an object",
+  tuple: "an array",
+  record: "an object",
+  bigint: "an integer",
+  date: "a date",
+  null: "null",
+};
+
+// A missing field reads better as "is required" than as "expected string, received undefined",
+// and a wrong type as "must be a number" beside the house's other messages.
 z.config({
-  customError: (issue) => (issue.code === "invalid_type" && issue.input === undefined ? "is required" : undefined),
+  customError: (issue) => {
+    if (issue.code !== "invalid_type") return undefined;
+    if (issue.input === undefined) return "is required";
+    const expected = TYPE_NAMES[issue.expected];
+    return expected ? `must be ${expected}${issue.input === null ? ", not null" : ""}` : undefined;
+  },
 });
 
 /** RFC 6901 JSON Pointer for a zod issue path. */

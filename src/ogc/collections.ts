@@ -12,6 +12,9 @@ import type { Bound } from "../db/keyset";
 import type { Event, Pinpoint } from "../db/schema";
 import type { BBox } from "../db/geo";
 import { eventToJson } from "../events/json";
+import { eventJson } from "../events/schemas";
+import { pinpointJson } from "../pinpoints/schemas";
+import type * as z from "zod";
 import { eventSortKeyOf, searchEvents, type EventSearch } from "../events/search";
 import { eventRows } from "../events/store";
 import { eventFeature, pinpointFeature, type Feature } from "../geojson/features";
@@ -35,7 +38,13 @@ export type Collection = {
   page(c: Context<AppEnv>, selection: Selection, bound: Bound, take: number): Promise<FeatureRow[]>;
   /** The feature with this id, or a 404. */
   feature(c: Context<AppEnv>, featureId: number): Promise<Feature>;
+  /** The features' properties, for the collection's schema (the `describedby` link). */
+  properties: z.ZodObject;
 };
+
+/** A pinpoint feature's properties: its JSON less what the geometry and the feature id carry. */
+const pinpointProperties = pinpointJson.omit({ id: true, latitude: true, longitude: true, altitude: true });
+const eventProperties = eventJson.omit({ id: true });
 
 /** A feature with its position in the order its page was read in. */
 export type FeatureRow = { key: readonly number[]; feature: Feature };
@@ -85,6 +94,7 @@ async function pinpointPage(
 const ownFeature = <T>(read: Promise<T>) => foreignAsMissing(read, "feature");
 
 const pinpointsCollection: Collection = {
+  properties: pinpointProperties,
   id: "pinpoints",
   title: "Pinpoints",
   description: "Your places, in creation order.",
@@ -96,6 +106,7 @@ const pinpointsCollection: Collection = {
 };
 
 const eventsCollection: Collection = {
+  properties: eventProperties,
   id: "events",
   title: "Events",
   description: "What happens at your pinpoints, each at its pinpoint's location, in creation order.",
@@ -119,8 +130,10 @@ const LIST_ID = /^list-([1-9]\d{0,14})$/;
 function listCollection(list: ListSummary): Collection {
   return {
     id: `list-${list.id}`,
+    properties: pinpointProperties,
     title: list.name,
-    description: `The pinpoints of your list “${list.name}”, in the order they were added to it.`,
+    // A list is a set: its pages are keyset pages over the (list, pinpoint) key, so members come by id.
+    description: `The pinpoints of your list “${list.name}”, by id (the order the pinpoints were created).`,
     page: (c, selection, bound, take) => pinpointPage(c, selection, list.id, bound, take),
     async feature(c, id) {
       const row = await listMember(c.env.DB, c.var.principal.accountId, list.id, id);

@@ -1,8 +1,9 @@
 /**
- * Query parameters of the OGC API – Features routes. Unlike /v3.0, which
- * ignores what it does not know, the standard wants a 400 for a parameter the
- * API definition does not list (/req/core/query-param-unknown) as well as for
- * a bad value (/req/core/query-param-invalid).
+ * Query parameters of the OGC API – Features routes. The standard wants a 400
+ * for a parameter the API definition does not list
+ * (/req/core/query-param-unknown) as well as for a bad value
+ * (/req/core/query-param-invalid); /v3.0 refuses unknown ones the same way
+ * (src/http/query-parameters.ts).
  */
 import { createMiddleware } from "hono/factory";
 import * as z from "zod";
@@ -92,6 +93,17 @@ export const ogcDatetime = z
     example: "2026-06-01T00:00:00Z/..",
     inputSchema: { type: "string", pattern: DATETIME_PATTERN, example: "2026-06-01T00:00:00Z/.." },
   });
+
+/**
+ * `f`, the output format browser clients (OpenLayers, Leaflet plugins) send on
+ * every request: JSON is the only encoding of metadata, GeoJSON of features,
+ * so `json` is accepted everywhere and `geojson` where features are served.
+ */
+export const ogcFormat = (...formats: [string, ...string[]]) =>
+  z
+    .enum(formats, { error: `must be ${formats.join(" or ")}` })
+    .optional()
+    .meta({ description: `The response format: ${formats.map((f) => `\`${f}\``).join(" or ")} (the only one served)` });
 
 /** Parameters every route takes besides its own: the token (RFC 6750 §2.3) or a publishable key may come in the query. */
 const ALWAYS = ["access_token", "key"];

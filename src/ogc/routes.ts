@@ -16,11 +16,46 @@ import { paginate } from "../http/pagination";
 import { OPENAPI_MEDIA_TYPE, operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { collectionOf, collectionsOf, type Collection } from "./collections";
-import { knownParameters, ogcBbox, ogcCursor, ogcDatetime, ogcLimit } from "./params";
+import { knownParameters, ogcBbox, ogcCursor, ogcDatetime, ogcFormat, ogcLimit } from "./params";
 
 export const OGC_PREFIX = "/ogc";
 
 const JSON_TYPE = "application/json";
+const SCHEMA_TYPE = "application/schema+json";
+
+type PropertySchema = { type?: string | string[]; format?: string; description?: string; items?: unknown };
+
+/**
+ * One property's JSON Schema as GIS clients read it: a plain `type` (GDAL
+ * types its fields from it, so `category` is an integer column), the nullable
+ * `anyOf` zod writes folded into the type.
+ */
+function plainProperty(schema: Record<string, unknown>): PropertySchema {
+  const variants = (schema.anyOf as Record<string, unknown>[] | undefined) ?? [schema];
+  const main = variants.find((v) => v.type !== "null") ?? {};
+  const plain: PropertySchema = { type: main.type as string };
+  if (typeof main.format === "string") plain.format = main.format;
+  if (main.items) plain.items = main.items;
+  const description = schema.description ?? main.description;
+  if (typeof description === "string") plain.description = description;
+  return plain;
+}
+
+/** The JSON Schema of a collection's feature properties (OGC API – Features Part 5 style, `describedby`). */
+function propertiesSchema(c: Context<AppEnv>, collection: Collection) {
+  const json = z.toJSONSchema(collection.properties, { io: "output", unrepresentable: "any" }) as {
+    properties?: Record<string, Record<string, unknown>>;
+  };
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    $id: href(c, `${OGC_PREFIX}/collections/${collection.id}/schema`),
+    title: collection.title,
+    type: "object",
+    properties: Object.fromEntries(
+      Object.entries(json.properties ?? {}).map(([name, schema]) => [name, plainProperty(schema)]),
+    ),
+  };
+}
 const CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
 
 export const CONFORMANCE = [
@@ -56,6 +91,7 @@ function describe(c: Context<AppEnv>, collection: Collection) {
     links: [
       link(c, path, "self", JSON_TYPE, "This collection"),
       link(c, `${path}/items`, "items", GEOJSON, "Its features"),
+      link(c, `${path}/schema`, "describedby", SCHEMA_TYPE, "The schema of its features' properties"),
     ],
     // The whole globe bounds every feature (/req/core/fc-md-extent) without a scan of the collection.
     extent: { spatial: { bbox: [[-180, -90, 180, 90]], crs: CRS84 } },
@@ -64,8 +100,15 @@ function describe(c: Context<AppEnv>, collection: Collection) {
   };
 }
 
-const noParameters = z.object({});
-const itemsQuery = z.object({ limit: ogcLimit, cursor: ogcCursor, bbox: ogcBbox, datetime: ogcDatetime });
+const noParameters = z.object({ f: ogcFormat("json") });
+const featureQuery = z.object({ f: ogcFormat("json", "geojson") });
+const itemsQuery = z.object({
+  limit: ogcLimit,
+  cursor: ogcCursor,
+  bbox: ogcBbox,
+  datetime: ogcDatetime,
+  f: ogcFormat("json", "geojson"),
+});
 
 const collectionId = {
   collectionId: { description: "`pinpoints`, `events` or `list-{id}` for one of your lists", example: "pinpoints" },
@@ -103,6 +146,17 @@ const operations = {
     publishable: true,
     pathParams: collectionId,
     responses: { 200: { description: "The collection", mediaType: JSON_TYPE } },
+    errors: [404],
+  }),
+  schema: operation({
+    summary: "The schema of a collection's feature properties",
+    description:
+      "JSON Schema of the `properties` of its features, so GIS clients type each field (`category` is an integer).",
+    operationId: "getOgcCollectionSchema",
+    tags: ["ogc"],
+    publishable: true,
+    pathParams: collectionId,
+    responses: { 200: { description: "The JSON Schema", mediaType: SCHEMA_TYPE } },
     errors: [404],
   }),
   items: operation({
@@ -171,6 +225,13 @@ export const ogcRoutes = resourceApp()
     ),
   )
   .get(
+    "/collections/:collectionId/schema",
+    ...operations.schema(knownParameters(noParameters), validate("query", noParameters), async (c) => {
+      const collection = await collectionOf(c, pathParam(c, "collectionId"));
+      return c.body(JSON.stringify(propertiesSchema(c, collection)), 200, { "Content-Type": SCHEMA_TYPE });
+    }),
+  )
+  .get(
     "/collections/:collectionId/items",
     ...operations.items(knownParameters(itemsQuery), validate("query", itemsQuery), async (c) => {
       const collection = await collectionOf(c, pathParam(c, "collectionId"));
@@ -209,7 +270,7 @@ export const ogcRoutes = resourceApp()
   )
   .get(
     "/collections/:collectionId/items/:featureId",
-    ...operations.item(knownParameters(noParameters), validate("query", noParameters), async (c) => {
+    ...operations.item(knownParameters(featureQuery), validate("query", featureQuery), async (c) => {
       const collection = await collectionOf(c, pathParam(c, "collectionId"));
       const featureId = Number(pathParam(c, "featureId"));
       if (!/^[1-9]\d{0,14}$/.test(pathParam(c, "featureId"))) throw notFound("feature");
