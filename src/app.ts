@@ -32,6 +32,7 @@ import { referenceRoutes } from "./openapi/routes";
 import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
+import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
 
 const corsPolicy = cors({
   origin: (origin, c) => {
@@ -100,6 +101,8 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/events", eventRoutes)
   .route("/v3.0/changes", changeRoutes(objectJson))
   .route("/v3.0/keys", keyRoutes)
+  .route("/v3.0/tiles", tileRoutes)
+  .route("/v3.0/tiles.json", tileJsonRoutes)
   .route(OGC_PREFIX, ogcRoutes);
 
 app.onError(onError);

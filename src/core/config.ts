@@ -17,6 +17,8 @@ export type Config = {
   rateLimits: { client: RateLimit; public: RateLimit; token: RateLimit; tokenAddress: RateLimit };
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
   changesRetentionDays: number;
+  /** The zoom from which every place is its own feature in a vector tile, below it clustered (src/tiles/). */
+  tileClusterMaxZoom: number;
 };
 
 export const defaults = {
@@ -26,6 +28,7 @@ export const defaults = {
   mediaTypes: "image/jpeg,image/png,image/gif,image/webp,image/avif,video/mp4",
   corsOrigins: "*",
   changesRetentionDays: 30,
+  tileClusterMaxZoom: 16,
   rateLimits: {
     client: { limit: 1200, period: 60 },
     public: { limit: 600, period: 60 },
@@ -47,6 +50,12 @@ function list(value: string | undefined, fallback: string): string[] {
   return items.length > 0 ? items : fallback.split(",");
 }
 
+/** A zoom level from 0 to 21: clusters need ids that name their bin, which zoom 22 has no room for. */
+function zoom(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && /^\s*\d+\s*$/.test(value) && n <= 21 ? n : fallback;
+}
+
 /** `"<requests>/<seconds>"`, seconds 10 or 60. */
 function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
   const match = /^\s*(\d+)\s*\/\s*(10|60)\s*$/.exec(value ?? "");
@@ -65,6 +74,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     corsOrigins: list(str("CORS_ORIGINS"), defaults.corsOrigins),
     mediaPublicBaseUrl: base ? base : null,
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
+    tileClusterMaxZoom: zoom(str("TILE_CLUSTER_MAXZOOM"), defaults.tileClusterMaxZoom),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
       public: rateLimit(str("RATE_LIMIT_PUBLIC"), defaults.rateLimits.public),

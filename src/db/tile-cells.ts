@@ -153,15 +153,18 @@ export async function scopeExtent(
   d1: D1Database,
   scope: TileScope,
 ): Promise<{ level: number; cells: [number, number, number, number] } | null> {
+  // One row of capped counts, a column per level (D1 allows few terms in a compound SELECT).
   const counts = sql.join(
     TILE_LEVELS.map(
       (level) =>
-        sql`SELECT ${sql.raw(String(level))} AS level, (SELECT count(*) FROM (SELECT 1 FROM tile_cells WHERE account_id = ${scope.accountId} AND list_id = ${scope.listId} AND level = ${sql.raw(String(level))} LIMIT ${sql.raw(String(EXTENT_CELLS + 1))})) AS cells`,
+        sql`(SELECT count(*) FROM (SELECT 1 FROM tile_cells WHERE account_id = ${scope.accountId} AND list_id = ${scope.listId} AND level = ${sql.raw(String(level))} LIMIT ${sql.raw(String(EXTENT_CELLS + 1))})) AS ${sql.raw(`l${level}`)}`,
     ),
-    sql` UNION ALL `,
+    sql`, `,
   );
-  const occupied = await rawRows(d1, counts);
-  const fits = occupied.filter((r) => Number(r.cells) > 0 && Number(r.cells) <= EXTENT_CELLS);
+  const [occupied] = await rawRows(d1, sql`SELECT ${counts}`);
+  const fits = TILE_LEVELS.map((level) => ({ level, cells: Number(occupied![`l${level}`]) })).filter(
+    (r) => r.cells > 0 && r.cells <= EXTENT_CELLS,
+  );
   if (fits.length === 0) return null;
   const level = Math.max(...fits.map((r) => Number(r.level)));
   const [row] = await rawRows(
