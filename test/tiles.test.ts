@@ -9,9 +9,11 @@
  */
 import { VectorTile } from "@mapbox/vector-tile";
 import { PbfReader } from "pbf";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call, caller, json, type Caller } from "./helpers";
+import { app } from "../src/app";
+import { BASE, call, caller, json, type Caller } from "./helpers";
 
 type Place = {
   id: number;
@@ -567,5 +569,132 @@ describe("TileJSON", () => {
     expect(n).toBeGreaterThanOrEqual(48.899);
     expect(e - w).toBeLessThan(0.2);
     expect(n - s).toBeLessThan(0.2);
+  });
+});
+
+describe("writes", () => {
+  it("show in the next tile: a create, a move, memberships, a delete, a list deleted", async () => {
+    const c = await caller();
+    const here = { latitude: 45.5, longitude: 4.5 };
+    const there = { latitude: 46.5, longitude: 4.5 };
+    const zooms = [0, 5, 10, 15, 16, 18];
+    const countAt = async (p: { latitude: number; longitude: number }, z: number, query = "") =>
+      counted(await getTile(c.get, tileOf(p, z), query));
+    const expectCounts = async (p: { latitude: number; longitude: number }, n: number, query = "") => {
+      for (const z of zooms) expect(await countAt(p, z, query), `${z}${query}`).toBe(n);
+    };
+    await expectCounts(here, 0);
+    const created = await json<{ id: number }>(await c.send("POST", "/v3.0/pinpoints", { name: "new", ...here }));
+    await expectCounts(here, 1);
+    expect((await getTile(c.get, tileOf(here, 18))).places.map((p) => p.id)).toEqual([created.id]);
+
+    expect((await c.send("PUT", `/v3.0/pinpoints/${created.id}`, there)).status).toBe(200);
+    await expectCounts(there, 1);
+    expect(await countAt(here, 10)).toBe(0);
+
+    const list = await json<{ id: number }>(await c.send("POST", "/v3.0/lists", { name: "mine" }));
+    await expectCounts(there, 0, `?list=${list.id}`);
+    await c.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: created.id }]);
+    await expectCounts(there, 1, `?list=${list.id}`);
+    await c.send("DELETE", `/v3.0/lists/${list.id}/pinpoints`, [{ id: created.id }]);
+    await expectCounts(there, 0, `?list=${list.id}`);
+    await c.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: created.id }]);
+
+    expect((await c.send("DELETE", `/v3.0/pinpoints/${created.id}`)).status).toBe(204);
+    await expectCounts(there, 0);
+    await expectCounts(there, 0, `?list=${list.id}`);
+
+    expect((await c.send("DELETE", `/v3.0/lists/${list.id}`)).status).toBe(204);
+    expect((await c.get(`/v3.0/tiles/0/0/0.mvt?list=${list.id}`)).status).toBe(404);
+  });
+
+  it("show to a publishable key within its freshness (src/auth/publishable-keys.ts FRESH_MS)", async () => {
+    const c = await caller();
+    const list = await json<{ id: number }>(await c.send("POST", "/v3.0/lists", { name: "public" }));
+    const { key } = await json<{ key: string }>(await c.send("POST", "/v3.0/keys", { name: "m", lists: [list.id] }));
+    const read = async () => counted(decode(await (await call(`/v3.0/tiles/0/0/0.mvt?key=${key}`)).arrayBuffer()));
+    expect(await read()).toBe(0);
+    const { id } = await json<{ id: number }>(
+      await c.send("POST", "/v3.0/pinpoints", { name: "p", latitude: 1, longitude: 1 }),
+    );
+    await c.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id }]);
+    const started = Date.now();
+    while ((await read()) !== 1) {
+      expect(Date.now() - started).toBeLessThan(3000);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+});
+
+describe("bounded reads", () => {
+  let d: Caller;
+  let placesD: Place[];
+  beforeAll(async () => {
+    d = await caller();
+    const rnd = random(7);
+    // 10,500 places in a square about 40 m wide, and three rare ones far apart.
+    const dense = Array.from({ length: 10_500 }, () => ({
+      latitude: 45.76 + rnd() * 0.0004,
+      longitude: 4.83 + rnd() * 0.0004,
+      tags: ["x"],
+    }));
+    await insertPlaces(d.accountId, [
+      ...dense,
+      { latitude: 10, longitude: 10, name: "Rare one" },
+      { latitude: -10, longitude: 100, name: "Rare two" },
+      { latitude: 45.76, longitude: 4.83, name: "Rare three", tags: ["x"] },
+    ]);
+    placesD = await placesOf(d.accountId);
+  }, 120_000);
+
+  it("counts a dense tile exactly from the cells, at any zoom to 18, and refuses only what it cannot bound", async () => {
+    for (const z of [0, 6, 12, 15, 16, 17, 18])
+      await checkTile(d.get, tileOf({ latitude: 45.7602, longitude: 4.8302 }, z), placesD, "", z < 16 ? 16 : 99);
+    for (const z of [19, 20]) {
+      const t = tileOf({ latitude: 45.7602, longitude: 4.8302 }, z);
+      const n = placesD.filter(inTile(t)).length;
+      const response = await d.get(`/v3.0/tiles/${t.z}/${t.x}/${t.y}.mvt`);
+      if (n > 10_000) expect(response.status).toBe(422);
+      else expect(counted(decode(await response.arrayBuffer()))).toBe(n);
+    }
+  });
+
+  it("reads a filter through its own index when the tile has too many candidates, else refuses", async () => {
+    await checkTile(
+      d.get,
+      { z: 0, x: 0, y: 0 },
+      placesD.filter((p) => p.name.startsWith("Rare")),
+      "?q=rare",
+    );
+    const refused = await d.get("/v3.0/tiles/0/0/0.mvt?tags=x");
+    expect(refused.status).toBe(422);
+    expect(await json<{ type: string }>(refused)).toMatchObject({ type: "urn:poi-api:problem:tile_too_dense" });
+    // Zoomed in beside the dense square, the R*Tree proposes few: the filter is answered.
+    await checkTile(
+      d.get,
+      tileOf({ latitude: 10, longitude: 10 }, 8),
+      placesD.filter((p) => p.tags.includes("x")),
+      "?tags=x",
+    );
+  });
+
+  it("shows every place from TILE_CLUSTER_MAXZOOM, which the operator sets", async () => {
+    const t = tileOf({ latitude: 48.8566, longitude: 2.3522 }, 11);
+    const ctx = createExecutionContext();
+    const response = await app.fetch(
+      new Request(new URL(`/v3.0/tiles/${t.z}/${t.x}/${t.y}.mvt`, BASE), {
+        headers: { Authorization: `Bearer ${a.token}` },
+      }),
+      { ...env, TILE_CLUSTER_MAXZOOM: "11" } as unknown as Cloudflare.Env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    const decoded = decode(await response.arrayBuffer());
+    const expected = placesA.filter(inTile(t));
+    expect(expected.length).toBeGreaterThan(100);
+    expect(decoded.clusters).toEqual([]);
+    expect(decoded.places.map((p) => p.id).sort((x, y) => x - y)).toEqual(
+      expected.map((p) => p.id).sort((x, y) => x - y),
+    );
   });
 });
