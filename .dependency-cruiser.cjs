@@ -14,6 +14,7 @@
  *   resources   pinpoints/, lists/, categories/, events/, changes/: one folder each, never importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
  *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
+ *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
  *   openapi/    the document, read off the routes' metadata; the reference routes
  *   app.ts      wires it all; index.ts, the Worker, runs it
  *
@@ -24,7 +25,7 @@
 /** Each layer: where it lives and which layers below it it may import. */
 const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys"];
 /** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
-const PORTABLE = ["core/secrets.ts", "core/scopes.ts", "core/origins.ts", "fields/plain-text.ts"];
+const PORTABLE = ["core/secrets.ts", "core/scopes.ts", "core/publishable-keys.ts", "fields/plain-text.ts"];
 const layers = {
   core: { path: "^src/core/", imports: [] },
   db: { path: "^src/db/", imports: ["core"] },
@@ -39,6 +40,7 @@ const layers = {
   },
   ogc: { path: "^src/ogc/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   tiles: { path: "^src/tiles/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
+  maps: { path: "^src/maps/", imports: ["core", "db", "fields", "http", "auth"] },
   openapi: { path: "^src/openapi/", imports: ["core", "http"] },
 };
 

@@ -1,11 +1,12 @@
 /**
  * The registration tool (the provider's portal): `npm run clients -- <command>`.
- * Creates, lists, rotates and revokes API clients in the local D1 database
- * (default), a local database kept elsewhere (--persist-to DIR) or the
- * deployed one (--remote). See README.md, "Registering clients".
+ * Creates, lists, rotates and revokes API clients, and creates, lists and
+ * revokes publishable keys, in the local D1 database (default), a local
+ * database kept elsewhere (--persist-to DIR) or the deployed one (--remote).
+ * See README.md, "Registering clients".
  *
- * Exit codes: 0 done, 1 could not be done (unknown or revoked client, wrangler
- * failed), 2 the command line is wrong.
+ * Exit codes: 0 done, 1 could not be done (unknown or revoked client, unknown
+ * account or key, wrangler failed), 2 the command line is wrong.
  */
 import { parseArgs } from "node:util";
 import {
@@ -17,7 +18,9 @@ import {
   rotateSecret,
   UsageError,
   type AccountSummary,
+  type Execute,
 } from "./lib/registry.ts";
+import { createKey, listKeys, revokeKey, type KeySummary } from "./lib/keys.ts";
 import { d1Execute, WranglerError, type Target } from "./lib/wrangler.ts";
 
 const USAGE = `Usage: npm run clients -- <command> [options]
@@ -37,6 +40,22 @@ Commands:
         Revoke the client: no new tokens, and its tokens stop working within
         60 seconds.
 
+  keys create --account NAME [--name KEY_NAME] [--list ID]... [--origin ORIGIN]...
+              [--expires ISO8601]
+        Create a publishable key (read-only, for web pages) for the existing
+        account NAME. Prints the key; it is shown only this once. --list names
+        a list of the account the key reads (repeat it for more); without
+        --list the key reads every list of the account, now and later.
+        --origin names a web origin that may use it, such as
+        https://maps.example.com or https://*.example.org (repeat it for
+        more; without it, any). --expires is when it stops working, such as
+        2030-01-31T18:00:00Z (without it, never). --name defaults to "default".
+  keys list [--account NAME]
+        List publishable keys (account, name, prefix, lists, origins, expiry;
+        never the key).
+  keys revoke KEY_ID
+        Delete the key: it stops working within seconds.
+
 Options:
   --remote            Use the deployed D1 database (wrangler must be logged in).
   --local             Use the local database (the default), as \`npm start\` does.
@@ -51,6 +70,9 @@ const options = {
   account: { type: "string" },
   name: { type: "string" },
   scope: { type: "string" },
+  list: { type: "string", multiple: true },
+  origin: { type: "string", multiple: true },
+  expires: { type: "string" },
   remote: { type: "boolean" },
   local: { type: "boolean" },
   "persist-to": { type: "string" },
@@ -69,15 +91,15 @@ function target(values: Values): Target {
 
 /** Options that only some commands take must not be given to the others (they would be silently ignored). */
 function only(values: Values, command: string, allowed: readonly (keyof Values)[]) {
-  for (const key of ["account", "name", "scope"] as const) {
+  for (const key of ["account", "name", "scope", "list", "origin", "expires"] as const) {
     if (values[key] !== undefined && !allowed.includes(key)) {
       throw new UsageError(`The ${command} command does not take --${key}.`);
     }
   }
 }
 
-function expectArgs(command: string, args: string[], count: number) {
-  if (args.length < count) throw new UsageError(`The ${command} command needs a CLIENT_ID.`);
+function expectArgs(command: string, args: string[], count: number, needs = "CLIENT_ID") {
+  if (args.length < count) throw new UsageError(`The ${command} command needs a ${needs}.`);
   if (args.length > count) throw new UsageError(`Unexpected argument "${args[count]}".`);
 }
 
@@ -97,6 +119,11 @@ function printList(accounts: AccountSummary[]) {
       rows.push([account.name, client.client_id, client.name, client.scope, status, client.created_at ?? ""]);
     }
   }
+  printTable(rows);
+}
+
+/** Rows as columns padded to their widest cell. */
+function printTable(rows: string[][]) {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   for (const row of rows)
     print(
@@ -107,6 +134,88 @@ function printList(accounts: AccountSummary[]) {
     );
 }
 
+/** Keys as a table; "all" lists and "any" origin when the key is not limited. */
+function printKeys(keys: KeySummary[], now = Date.now()) {
+  if (keys.length === 0) {
+    print("No publishable keys yet. Create one with: npm run clients -- keys create --account NAME");
+    return;
+  }
+  const rows = [["KEY ID", "ACCOUNT", "NAME", "PREFIX", "LISTS", "ORIGINS", "EXPIRES", "CREATED"]];
+  for (const key of keys) {
+    const expires =
+      key.expires_at === null ? "never" : `${key.expires_at}${Date.parse(key.expires_at) <= now ? " (expired)" : ""}`;
+    rows.push([
+      String(key.id),
+      key.account,
+      key.name,
+      `${key.key_prefix}…`,
+      key.lists?.join(",") ?? "all",
+      key.origins?.join(" ") ?? "any",
+      expires,
+      key.created_at,
+    ]);
+  }
+  printTable(rows);
+}
+
+async function keys(execute: Execute, values: Values, args: string[], json: boolean): Promise<void> {
+  const [subcommand, ...rest] = args;
+  const command = `keys ${subcommand}`;
+  switch (subcommand) {
+    case "create": {
+      only(values, command, ["account", "name", "list", "origin", "expires"]);
+      expectArgs(command, rest, 0);
+      if (values.account === undefined) throw new UsageError("The keys create command needs --account NAME.");
+      const created = await createKey(execute, {
+        account: values.account,
+        name: values.name ?? "default",
+        lists: values.list,
+        origins: values.origin,
+        expires: values.expires,
+      });
+      if (json) {
+        // The fields of the API's 201 answer to POST /v3.0/keys.
+        const { id, key, name, key_prefix, lists, origins, expires_at, created_at } = created;
+        print(JSON.stringify({ id, key, name, key_prefix, lists, origins, expires_at, created_at }));
+        return;
+      }
+      print(`Created publishable key "${created.name}" for account "${created.account}".`);
+      print(`  id:      ${created.id}`);
+      print(`  key:     ${created.key}`);
+      print(`  lists:   ${created.lists?.join(", ") ?? "every list of the account, now and later"}`);
+      print(`  origins: ${created.origins?.join(", ") ?? "any"}`);
+      print(`  expires: ${created.expires_at ?? "never"}`);
+      note("The key is shown only now; only its hash is stored. Keep it somewhere safe.");
+      return;
+    }
+    case "list": {
+      only(values, command, ["account"]);
+      expectArgs(command, rest, 0);
+      const listed = await listKeys(execute, { account: values.account });
+      if (json) print(JSON.stringify({ keys: listed }));
+      else printKeys(listed);
+      return;
+    }
+    case "revoke": {
+      only(values, command, []);
+      expectArgs(command, rest, 1, "KEY_ID");
+      const revoked = await revokeKey(execute, rest[0]!);
+      if (json) {
+        print(JSON.stringify(revoked));
+        return;
+      }
+      print(
+        `Revoked publishable key ${revoked.id} "${revoked.name}" (${revoked.key_prefix}…, account "${revoked.account}"). It stops working within seconds.`,
+      );
+      return;
+    }
+    case undefined:
+      throw new UsageError("Name a keys command: keys create, keys list or keys revoke.");
+    default:
+      throw new UsageError(`Unknown command "keys ${subcommand}"; use keys create, keys list or keys revoke.`);
+  }
+}
+
 async function main(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   const [command, ...args] = positionals;
@@ -114,7 +223,7 @@ async function main(argv: string[]): Promise<void> {
     print(USAGE);
     return;
   }
-  if (command === undefined) throw new UsageError("Name a command: create, list, rotate or revoke.");
+  if (command === undefined) throw new UsageError("Name a command: create, list, rotate, revoke or keys.");
   const execute = d1Execute(target(values));
   const json = values.json === true;
 
@@ -176,8 +285,11 @@ async function main(argv: string[]): Promise<void> {
       );
       return;
     }
+    case "keys":
+      await keys(execute, values, args, json);
+      return;
     default:
-      throw new UsageError(`Unknown command "${command}"; use create, list, rotate or revoke.`);
+      throw new UsageError(`Unknown command "${command}"; use create, list, rotate, revoke or keys.`);
   }
 }
 

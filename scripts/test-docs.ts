@@ -12,27 +12,17 @@
  */
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { Validator } from "@seriousme/openapi-schema-validator";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
+import type { Page } from "playwright-core";
+import { launchChromium, outsideRequests } from "./lib/chromium.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { createClient } from "./lib/registry.ts";
 import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-/** Flags for Chromium on a machine with no network beyond loopback: nothing phones home. */
-const CHROMIUM_ARGS = [
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const SCREENSHOTS = process.env.DOCS_SCREENSHOTS ?? tmpdir();
 
 type Document = { servers: { url: string }[]; paths: Record<string, Record<string, { operationId: string }>> };
@@ -98,21 +88,11 @@ async function tryOperation(page: Page, tag: string, operationId: string, body?:
 }
 
 test("/docs lists every operation, gets a token and tries calls, all offline", async () => {
-  assert.ok(existsSync(CHROMIUM), `${CHROMIUM} is missing: apt-get install chromium`);
   const document = (await (await fetch(`${base}/v3.0/openapi.json`)).json()) as Document;
   const operations = Object.values(document.paths).flatMap((methods) => Object.values(methods));
 
-  const context: BrowserContext = await chromium.launchPersistentContext(join(scratch, "chromium-profile"), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 1280, height: 1000 },
-  });
-  const outside: string[] = [];
-  context.on("request", (request) => {
-    const { hostname, protocol } = new URL(request.url());
-    if (protocol !== "data:" && hostname !== "127.0.0.1") outside.push(request.url());
-  });
+  const context = await launchChromium(join(scratch, "chromium-profile"));
+  const outside = outsideRequests(context);
   try {
     const page = context.pages()[0] ?? (await context.newPage());
     // The page runs under a strict Content-Security-Policy; anything it blocks is reported on the console.

@@ -11,7 +11,9 @@
  *   tiles by their TileJSON (/v3.0/tiles.json).
  * And the bulk tools against the same service: `npm run import` of a GeoJSON
  * file and of a CSV file, resumed after a killed run without duplicates, and
- * `npm run export` giving back identical features.
+ * `npm run export` giving back identical features. And the registration
+ * tool through wrangler: a key from `npm run clients -- keys create` reads
+ * its list from the service until `keys revoke`.
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
@@ -20,6 +22,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
+import { tokenOf } from "./lib/transfer.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { FeatureSplitter, NotAFeatureCollection } from "./lib/geojson-stream.ts";
 import { createClient } from "./lib/registry.ts";
@@ -98,16 +101,7 @@ before(async () => {
     "--var",
     `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`,
   ]);
-  const response = await fetch(`${server.base}/v3.0/oauth2/token`, {
-    method: "POST",
-    body: new URLSearchParams({
-      grant_type: "client_credentials",
-      client_id: client.client_id,
-      client_secret: client.client_secret,
-    }),
-  });
-  assert.equal(response.status, 200, await response.clone().text());
-  token = ((await response.json()) as { access_token: string }).access_token;
+  token = await tokenOf({ base: server.base, clientId: client.client_id, clientSecret: client.client_secret });
   // Latitudes and longitudes of different signs, so a swapped axis order cannot pass.
   const features = Array.from({ length: PLACES }, (_, i) => ({
     type: "Feature",
@@ -370,5 +364,53 @@ test("the import reads a FeatureCollection in any layout, a chunk at a time, and
       splitter.push(other);
       splitter.end();
     }, NotAFeatureCollection);
+  }
+});
+
+/** Runs `npm run clients` (the script itself, with this Node) on the test's database; its exit code and JSON. */
+function clients(args: string[]): { code: number | null; answer: Record<string, unknown> } {
+  const result = spawnSync(
+    process.execPath,
+    [join(ROOT, "scripts", "clients.ts"), ...args, ...targetFlags(target), "--json"],
+    { encoding: "utf8", timeout: 120_000 },
+  );
+  assert.ok(result.stdout.trim() !== "", result.stderr);
+  return { code: result.status, answer: JSON.parse(result.stdout) as Record<string, unknown> };
+}
+
+test("a key from npm run clients -- keys create reads exactly its list; keys revoke stops it", async () => {
+  // A second list of the account, which the key must not read.
+  const unpublished = ((await api("POST", "/v3.0/lists", { name: "Unpublished" })) as { id: number }).id;
+  const created = clients(["keys", "create", "--account", "gis test", "--name", "gis map", "--list", String(listId)]);
+  assert.equal(created.code, 0, JSON.stringify(created.answer));
+  assert.deepEqual(Object.keys(created.answer).sort(), [
+    "created_at",
+    "expires_at",
+    "id",
+    "key",
+    "key_prefix",
+    "lists",
+    "name",
+    "origins",
+  ]);
+  assert.deepEqual(created.answer.lists, [listId]);
+  const key = String(created.answer.key);
+  const read = () => fetch(`${server.base}/v3.0/lists?key=${encodeURIComponent(key)}`);
+  const response = await read();
+  assert.equal(response.status, 200, await response.clone().text());
+  const ids = ((await response.json()) as { results: { id: number }[] }).results.map((list) => list.id);
+  assert.deepEqual(ids, [listId]);
+  assert.ok(!ids.includes(unpublished));
+
+  const revoked = clients(["keys", "revoke", String(created.answer.id)]);
+  assert.equal(revoked.code, 0, JSON.stringify(revoked.answer));
+  // The service trusts what it read of a key for a second.
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const after = await read();
+    await after.body?.cancel();
+    if (after.status === 401) break;
+    assert.ok(Date.now() < deadline, `the revoked key still answers ${after.status}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
   }
 });

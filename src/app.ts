@@ -2,7 +2,7 @@
  * Builds the Hono app: request id, security headers, request log,
  * configuration, CORS and a D1 session (http/d1-session.ts) on every request; the reference, the token endpoint
  * and the public media route; then one authenticated sub-app per resource
- * (see auth/resource-app.ts), and the error handlers. Wiring only; behaviour
+ * (see auth/resource-app.ts), the OGC API and the map page, and the error handlers. Wiring only; behaviour
  * lives in the modules it mounts.
  */
 import { Hono } from "hono";
@@ -26,6 +26,7 @@ import { requireSigningKey } from "./http/signing-key-check";
 import { keyRoutes } from "./keys/routes";
 import { listToJson } from "./lists/json";
 import { listRoutes } from "./lists/routes";
+import { mapRoutes } from "./maps/routes";
 import { mediaRoutes } from "./media/routes";
 import { mediaUrls } from "./media/url";
 import { referenceRoutes } from "./openapi/routes";
@@ -103,7 +104,9 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/keys", keyRoutes)
   .route("/v3.0/tiles", tileRoutes)
   .route("/v3.0/tiles.json", tileJsonRoutes)
-  .route(OGC_PREFIX, ogcRoutes);
+  .route(OGC_PREFIX, ogcRoutes)
+  // Public with a publishable key: the live map of a list, a page for an <iframe>.
+  .route("/maps", mapRoutes);
 
 app.onError(onError);
 app.notFound(notFound(app.routes));

@@ -176,6 +176,23 @@ describe("MEDIA_PUBLIC_BASE_URL", () => {
   });
 });
 
+describe("MAP_STYLE_URL", () => {
+  it("is an absolute http(s) URL, or null for the map page's plain background", () => {
+    expect(parseConfig({}).mapStyleUrl).toBeNull();
+    expect(parseConfig({ MAP_STYLE_URL: "" }).mapStyleUrl).toBeNull();
+    expect(parseConfig({ MAP_STYLE_URL: " https://tiles.example/styles/basic.json " }).mapStyleUrl).toBe(
+      "https://tiles.example/styles/basic.json",
+    );
+    expect(parseConfig({ MAP_STYLE_URL: "http://127.0.0.1:8080/style.json" }).mapStyleUrl).toBe(
+      "http://127.0.0.1:8080/style.json",
+    );
+    // Not something a browser can fetch from the page, or a URL that would hand out a password: ignored.
+    for (const bad of ["/style.json", "style.json", "ftp://tiles.example/s.json", "https://u:p@tiles.example/s.json"]) {
+      expect(parseConfig({ MAP_STYLE_URL: bad }).mapStyleUrl, bad).toBeNull();
+    }
+  });
+});
+
 describe("TOKEN_TTL_SECONDS", () => {
   it("sets expires_in and the token's lifetime", async () => {
     const vars = { TOKEN_TTL_SECONDS: "60" };

@@ -200,6 +200,7 @@ describe("managing publishable keys", () => {
       [{ origins: ["https://*.org"] }, "/origins/0"],
       [{ origins: ["https://a.*.example.org"] }, "/origins/0"],
       [{ origins: ["ftp://example.org"] }, "/origins/0"],
+      [{ origins: ["https://maps.example.com'"] }, "/origins/0"],
       [{ origins: [] }, "/origins"],
       [{ expires_at: "2001-01-01T00:00:00Z" }, "/expires_at"],
       [{ expires_at: "tomorrow" }, "/expires_at"],

@@ -8,8 +8,11 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import { call, caller, type Caller } from "./helpers";
 
-/** Routes anyone may call: the API reference, public media URLs and the token endpoint. */
-const PUBLIC = [/^\/docs(\/|$)/, /^\/v3\.0\/openapi\.json$/, /^\/media\//, /^\/v3\.0\/oauth2\/token$/];
+/**
+ * Routes anyone may call: the API reference, public media URLs and the token endpoint; and the map page,
+ * which takes a publishable key instead of a token (test/maps.test.ts).
+ */
+const PUBLIC = [/^\/docs(\/|$)/, /^\/v3\.0\/openapi\.json$/, /^\/media\//, /^\/v3\.0\/oauth2\/token$/, /^\/maps\//];
 
 /** An id no test creates: the route's own lookup answers 404, after authorization. */
 const MISSING_ID = "987654321";

@@ -13,11 +13,10 @@ import type { AppEnv } from "../core/env";
 import { scopeFor } from "../core/scopes";
 import { ApiError } from "../core/problem";
 import { PUBLISHABLE_KEY_PREFIX } from "../core/secrets";
-import { limitUnknownKey } from "../http/rate-limit";
 import { matchedOperation } from "../http/route-metadata";
 import { clientInGoodStanding } from "./client-status";
 import { signingKeys } from "../core/signing";
-import { assertOriginAllowed, resolvePublishableKey, type ResolvedKey } from "./publishable-keys";
+import { assertOriginAllowed, authenticateKey, type ResolvedKey } from "./publishable-keys";
 import { verifyToken } from "./tokens";
 
 const REALM = 'Bearer realm="api"';
@@ -59,13 +58,7 @@ function credentialOf(c: Context<AppEnv>): { credential: string | undefined; inQ
 
 /** A publishable key, on an operation that takes one, from an origin it allows. */
 async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
-  let resolved: ResolvedKey;
-  try {
-    resolved = await resolvePublishableKey(c.env.DB, key);
-  } catch (error) {
-    await limitUnknownKey(c);
-    throw error;
-  }
+  const resolved = await authenticateKey(c, key);
   if (!matchedOperation(c)?.publishable) {
     throw new ApiError(
       "forbidden",

@@ -12,11 +12,13 @@
  */
 import { sql } from "drizzle-orm";
 import { clock } from "../core/clock";
-import type { KeyPrincipal } from "../core/env";
+import type { Context } from "hono";
+import type { AppEnv, KeyPrincipal } from "../core/env";
 import { ApiError } from "../core/problem";
-import { originAllowed } from "../core/origins";
+import { originAllowed } from "../core/publishable-keys";
 import { hashSecret } from "../core/secrets";
 import { rawRows } from "../db/raw-rows";
+import { limitUnknownKey } from "../http/rate-limit";
 
 /** How long an isolate trusts what it read of a key. */
 export const FRESH_MS = 1000;
@@ -80,6 +82,16 @@ export async function resolvePublishableKey(d1: D1Database, key: string): Promis
   return { ...found, head: entry.head, sharedHead: entry.sharedHead };
 }
 
+/** The key of a request; a key that is none counts against the address (guessing is limited as use is), then 401. */
+export async function authenticateKey(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
+  try {
+    return await resolvePublishableKey(c.env.DB, key);
+  } catch (error) {
+    await limitUnknownKey(c);
+    throw error;
+  }
+}
+
 function invalidKey(detail: string): ApiError {
   return new ApiError("invalid_token", detail, {
     headers: { "WWW-Authenticate": `Bearer realm="api", error="invalid_token", error_description="${detail}"` },
@@ -98,11 +110,17 @@ export function requestOrigin(request: Request): string | null {
   return new URL(referer).origin;
 }
 
-/** 403 unless the request comes from an origin the key allows (any, for a key without origins). */
+/**
+ * 403 unless the request comes from an origin the key allows (any, for a key
+ * without origins), or from this API's own origin: the map page
+ * (/maps/{list_id}, src/maps/) runs there, inside a frame only the key's
+ * origins may show (frame-ancestors) and loaded only from them, and its own
+ * requests name that origin.
+ */
 export function assertOriginAllowed(key: ResolvedKey, request: Request): void {
   if (key.origins === null) return;
   const origin = requestOrigin(request);
-  if (originAllowed(key.origins, origin)) return;
+  if (origin === new URL(request.url).origin || originAllowed(key.origins, origin)) return;
   throw new ApiError(
     "forbidden",
     origin === null

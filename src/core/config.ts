@@ -19,6 +19,11 @@ export type Config = {
   changesRetentionDays: number;
   /** The zoom from which every place is its own feature in a vector tile, below it clustered (src/tiles/). */
   tileClusterMaxZoom: number;
+  /**
+   * The MapLibre style the map page (src/maps/) draws under the places, an
+   * absolute http(s) URL; null for the page's own plain background (no tiles).
+   */
+  mapStyleUrl: string | null;
 };
 
 export const defaults = {
@@ -56,6 +61,19 @@ function zoom(value: string | undefined, fallback: number): number {
   return value !== undefined && /^\s*\d+\s*$/.test(value) && n <= 21 ? n : fallback;
 }
 
+/**
+ * An absolute http(s) URL without credentials, as the URL parser writes it;
+ * anything else is null. A browser fetches it, so a relative path, another
+ * scheme or `user:password@` could only fail there or leak.
+ */
+function webUrl(value: string | undefined): string | null {
+  const text = value?.trim();
+  if (!text || !URL.canParse(text)) return null;
+  const url = new URL(text);
+  if ((url.protocol !== "https:" && url.protocol !== "http:") || url.username || url.password) return null;
+  return url.href;
+}
+
 /** `"<requests>/<seconds>"`, seconds 10 or 60. */
 function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
   const match = /^\s*(\d+)\s*\/\s*(10|60)\s*$/.exec(value ?? "");
@@ -75,6 +93,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     mediaPublicBaseUrl: base ? base : null,
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
     tileClusterMaxZoom: zoom(str("TILE_CLUSTER_MAXZOOM"), defaults.tileClusterMaxZoom),
+    mapStyleUrl: webUrl(str("MAP_STYLE_URL")),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
       public: rateLimit(str("RATE_LIMIT_PUBLIC"), defaults.rateLimits.public),

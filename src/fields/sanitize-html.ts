@@ -67,6 +67,12 @@ const ALLOWED = new Map<string, readonly string[]>([
 /** Allowed elements that never have an end tag. */
 const VOID = new Set(["br", "col", "hr", "img", "wbr"]);
 const GLOBAL_ATTRIBUTES = ["title", "lang", "dir", "cite", "datetime"];
+
+/** The elements and attributes a description keeps, for a browser that checks it again (src/maps/page.ts). */
+export const DESCRIPTION_MARKUP = {
+  elements: Object.fromEntries(ALLOWED),
+  globalAttributes: GLOBAL_ATTRIBUTES,
+} as const;
 const URL_ATTRIBUTES = new Set(["href", "src", "cite"]);
 const SAFE_SCHEMES = new Set(["http", "https", "mailto", "tel"]);
 

@@ -2,19 +2,15 @@
 import { createSelectSchema } from "drizzle-zod";
 import * as z from "zod";
 import { clock } from "../core/clock";
-import { isOriginPattern } from "../core/origins";
+import { isOriginPattern, MAX_KEY_LISTS, MAX_KEY_ORIGINS, MAX_ORIGIN_LENGTH } from "../core/publishable-keys";
 import { publishableKeys } from "../db/schema";
 import * as field from "../fields/schemas";
-
-/** More lists than this: publish every list (omit `lists`). */
-export const MAX_KEY_LISTS = 100;
-export const MAX_KEY_ORIGINS = 50;
 
 const EXAMPLE_ORIGINS = "https://maps.example.com, http://localhost:5173 or https://*.example.org";
 
 const origin = z
   .string()
-  .max(300, "must be at most 300 characters")
+  .max(MAX_ORIGIN_LENGTH, `must be at most ${MAX_ORIGIN_LENGTH} characters`)
   .refine(isOriginPattern, `must be an origin such as ${EXAMPLE_ORIGINS}: scheme, host and port only`);
 
 /** POST body. */

@@ -6,6 +6,7 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { fieldError } from "../core/problem";
+import { KEY_PREFIX_LENGTH } from "../core/publishable-keys";
 import { generatePublishableKey, hashSecret } from "../core/secrets";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
@@ -16,9 +17,6 @@ import { lists, publishableKeyLists, publishableKeys, type PublishableKey } from
 
 const WHAT = "publishable key";
 const toKey = rowMapper(publishableKeys);
-
-/** How much of a key its listing shows: `pk_` and 6 characters (36 of its 192 bits). */
-const PREFIX_LENGTH = 9;
 
 export type KeyWithLists = { row: PublishableKey; lists: number[] };
 
@@ -53,7 +51,7 @@ export async function createKey(
       account_id: accountId,
       name: values.name,
       key_hash: keyHash,
-      key_prefix: key.slice(0, PREFIX_LENGTH),
+      key_prefix: key.slice(0, KEY_PREFIX_LENGTH),
       every_list: values.lists === undefined,
       origins: values.origins ?? null,
       expires_at: values.expires_at === undefined ? null : new Date(values.expires_at),

@@ -3,7 +3,7 @@
  * at /docs (Swagger UI, where a developer authorizes with a client id and
  * secret and tries every operation). The page's script and styles are not in
  * the Worker: they are static assets copied from swagger-ui-dist by
- * scripts/docs-assets.ts, served by Workers static assets under /docs/, so the
+ * scripts/static-assets.ts, served by Workers static assets under /docs/, so the
  * page needs nothing from the internet, and its Content-Security-Policy
  * allows scripts from this origin and the one inline script that starts
  * Swagger UI, by its hash.
@@ -17,7 +17,7 @@ import type { AppEnv } from "../core/env";
 import { hidden, operation } from "../http/route-metadata";
 import { openApiDocument } from "./document";
 
-/** Where scripts/docs-assets.ts puts swagger-ui-dist's files (`<dir>/swagger-ui-dist/…`), as a URL path. */
+/** Where scripts/static-assets.ts puts swagger-ui-dist's files (`<dir>/swagger-ui-dist/…`), as a URL path. */
 export const DOCS_ASSETS_PATH = "/docs";
 
 /** The page's one inline script: it starts Swagger UI with our settings. */

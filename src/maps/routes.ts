@@ -1,0 +1,54 @@
+/**
+ * GET /maps/{list_id}?key=pk_…: the live map of a list, a page for people
+ * (and for an `<iframe>` on the key owner's site), not an API operation, so
+ * it stays out of the OpenAPI document as /docs does; README "Publishing a
+ * map" documents it. The Worker answers only the small HTML page and its
+ * policy (./page.ts); the page's script (static/maps/map.js) reads the list
+ * through the public API with the same key, every page of it.
+ */
+import { Hono, type Context } from "hono";
+import * as z from "zod";
+import { assertOriginAllowed, authenticateKey, KEY_SHAPE, type ResolvedKey } from "../auth/publishable-keys";
+import type { AppEnv } from "../core/env";
+import { assertListPublished } from "../db/published";
+import { ID, pathId } from "../http/path";
+import { hidden } from "../http/route-metadata";
+import { validate } from "../http/validation";
+import { mapPage, mapPolicy } from "./page";
+
+const mapQuery = z.object({
+  key: z.string().regex(KEY_SHAPE, "must be a publishable key (pk_ and 20 to 100 base64url characters)"),
+});
+
+/**
+ * The key, if it may show the list here: 401 for an unknown, revoked or
+ * expired key (counted against the address, as the API counts them); 403 when
+ * the page is asked for from an origin the key does not allow, by its
+ * `Referer` (a framing site's origin, or the site linking to it); 404 for a
+ * list the key does not publish. The browser then enforces the key's origins
+ * on the frame itself (frame-ancestors).
+ */
+async function publishingKey(c: Context<AppEnv>, listId: number, keyText: string): Promise<ResolvedKey> {
+  const key = await authenticateKey(c, keyText);
+  assertOriginAllowed(key, c.req.raw);
+  await assertListPublished(c.env.DB, key, listId);
+  return key;
+}
+
+type MapInput = { in: { query: z.input<typeof mapQuery> }; out: { query: z.output<typeof mapQuery> } };
+
+/** The page, with the headers that let the key's origins frame it. */
+async function mapPageResponse(c: Context<AppEnv, string, MapInput>): Promise<Response> {
+  const key = await publishingKey(c, pathId(c, "list"), c.req.valid("query").key);
+  c.header("Content-Security-Policy", mapPolicy(c.var.config, key.origins));
+  // Framed on other origins: the app-wide same-origin resource policy would get in the way.
+  c.header("Cross-Origin-Resource-Policy", "cross-origin");
+  // The page's own API requests carry no Origin header (same-origin GETs): they name the page's origin as
+  // Referer, which the key's origin check accepts as this API's own; other origins get no Referer.
+  c.header("Referrer-Policy", "same-origin");
+  // The key is in the URL: shared caches must not keep the page.
+  c.header("Cache-Control", "private, no-store");
+  return c.html(mapPage(c.var.config));
+}
+
+export const mapRoutes = new Hono<AppEnv>().get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse));

@@ -1,0 +1,486 @@
+// @ts-check
+/**
+ * The live map of a list (/maps/{list_id}?key=pk_…), in the browser: reads the
+ * list and every page of its pinpoints through the public API with the
+ * page's publishable key, following `next` as given, and shows them with
+ * MapLibre GL JS, clustered where dense. A click on a place opens a popup with
+ * its name, address, media, description and coming events (read when the
+ * popup opens). Errors are shown as a sentence, never as a blank map.
+ *
+ * The page runs under a strict Content-Security-Policy (src/maps/page.ts):
+ * this file, MapLibre and its worker come from this origin, and the API is
+ * this origin too.
+ *
+ * For tests and for anyone debugging from the console, the page says how far
+ * it got on `document.body.dataset`: `state` ("loading", then "ready" once
+ * every page is in the map and drawn, or "error"), `loaded` (the number of
+ * places in the map's data) and `pages`; and the map is `window.liveMap`.
+ */
+
+/** Beside this file (scripts/static-assets.ts); a variable, so TypeScript takes the types from the package. */
+const MAPLIBRE = "./maplibre-gl/maplibre-gl.mjs";
+/** @type {typeof import("maplibre-gl")} */
+const maplibregl = await import(MAPLIBRE);
+
+/** @typedef {import("maplibre-gl").Map} MapLibreMap */
+/** @typedef {import("maplibre-gl").GeoJSONSource} GeoJSONSource */
+/** @typedef {import("maplibre-gl").StyleSpecification} StyleSpecification */
+/** @typedef {import("maplibre-gl").MapGeoJSONFeature} MapGeoJSONFeature */
+/**
+ * A pinpoint as a GeoJSON Feature (the API's `format=geojson`).
+ * @typedef {{ type: "Feature", id: number, geometry: { type: "Point", coordinates: number[] },
+ *   properties: { name: string, address: string | null, description: string | null,
+ *   media_url: string | null, media_credits: string | null } }} Place
+ */
+/** @typedef {{ type: "FeatureCollection", features: Place[], links?: { rel: string, href: string }[] }} PlacePage */
+/** @typedef {{ id: number, name: string, dates: { start: string, end: string }[] }} Event */
+
+/** The API's largest page (CONTRACT "Pagination"); `?limit=` on the page's URL asks for smaller ones. */
+const MAX_PAGE = 1000;
+/** Coming events shown per place. */
+const EVENTS_SHOWN = 5;
+const SOURCE = "places";
+
+/** Used when no style is configured, or the configured one fails: a plain background, no tiles. */
+/** @type {StyleSpecification} */
+const PLAIN_STYLE = {
+  version: 8,
+  name: "Plain",
+  sources: {},
+  layers: [{ id: "background", type: "background", paint: { "background-color": "#e8ecef" } }],
+};
+
+const body = document.body;
+const status = /** @type {HTMLElement} */ (document.getElementById("status"));
+
+/**
+ * Shows `message` over the map (or hides it when empty) and records the state.
+ * @param {"loading" | "ready" | "error"} state
+ * @param {string} message
+ */
+function show(state, message) {
+  body.dataset.state = state;
+  status.textContent = message;
+  status.hidden = message === "";
+  status.className = state;
+}
+
+/** A failed API request, with a sentence a visitor can read. */
+class ApiFailure extends Error {
+  /**
+   * @param {number} status
+   * @param {string} message
+   */
+  constructor(status, message) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** What a visitor is told for each refusal; the problem's own `detail` follows. */
+const REFUSALS = /** @type {Record<number, string>} */ ({
+  400: "This map's address is not valid.",
+  401: "This map's key is not valid, or it has expired.",
+  403: "This map's key does not allow showing this list here.",
+  404: "This list does not exist.",
+  429: "Too many visitors at once: try again in a minute.",
+});
+
+/**
+ * GETs a URL of this API and returns its JSON body, or throws an ApiFailure.
+ * @param {string} url
+ * @returns {Promise<any>}
+ */
+async function getJson(url) {
+  let response;
+  try {
+    response = await fetch(url, { credentials: "omit" });
+  } catch {
+    throw new ApiFailure(0, "The map could not reach the server: check the connection and reload.");
+  }
+  if (response.ok) return response.json();
+  let detail = "";
+  try {
+    detail = String((await response.json()).detail ?? "");
+  } catch {
+    // Not a problem document: the status says enough.
+  }
+  const sentence = REFUSALS[response.status] ?? `The map could not be loaded (HTTP ${response.status}).`;
+  throw new ApiFailure(response.status, detail ? `${sentence} ${detail}` : sentence);
+}
+
+/** The page's own address: /maps/{list_id}?key=…[&limit=…]. */
+function readAddress() {
+  const listId = /^\/maps\/([1-9][0-9]*)\/?$/.exec(location.pathname)?.[1];
+  const params = new URLSearchParams(location.search);
+  const key = params.get("key") ?? "";
+  const limit = Number(params.get("limit"));
+  return {
+    listId,
+    key,
+    pageSize: Number.isInteger(limit) && limit > 0 && limit < MAX_PAGE ? limit : MAX_PAGE,
+  };
+}
+
+/**
+ * An API URL on this origin with the key and the given parameters.
+ * @param {string} path
+ * @param {Record<string, string | number>} params
+ * @param {string} key
+ */
+function apiUrl(path, params, key) {
+  const url = new URL(path, location.origin);
+  for (const [name, value] of Object.entries(params)) url.searchParams.set(name, String(value));
+  url.searchParams.set("key", key);
+  return url.href;
+}
+
+/**
+ * Every place of the list, page after page: each page's `next` link is followed as
+ * the API gives it (it keeps the key, the filter and the page size).
+ * @param {string} firstUrl
+ * @param {(places: Place[], pages: number) => void} onPage called after each page with everything so far
+ */
+async function loadAllPlaces(firstUrl, onPage) {
+  /** @type {Place[]} */
+  const places = [];
+  let url = /** @type {string | undefined} */ (firstUrl);
+  let pages = 0;
+  while (url) {
+    /** @type {PlacePage} */
+    const page = await getJson(url);
+    places.push(...page.features);
+    pages += 1;
+    onPage(places, pages);
+    url = page.links?.find((link) => link.rel === "next")?.href;
+  }
+  return places;
+}
+
+// --- Descriptions ---------------------------------------------------------------------------
+
+/**
+ * Elements a description may keep, with the attributes each may carry beyond the
+ * global ones: the server's own rule (src/fields/sanitize-html.ts), which the
+ * Worker puts in the page (src/maps/page.ts).
+ */
+const MARKUP = /** @type {{ elements: Record<string, string[]>, globalAttributes: string[] }} */ (
+  JSON.parse(body.dataset.descriptionMarkup || '{"elements":{},"globalAttributes":[]}')
+);
+const ALLOWED = new Map(Object.entries(MARKUP.elements));
+const GLOBAL_ATTRIBUTES = MARKUP.globalAttributes;
+const URL_ATTRIBUTES = new Set(["href", "src", "cite"]);
+const SAFE_SCHEMES = new Set(["http:", "https:", "mailto:", "tel:"]);
+/** Where images may come from: the page's policy allows this origin and the media base URL's. */
+const IMAGE_ORIGINS = new Set([location.origin, body.dataset.mediaOrigin].filter(Boolean));
+
+/**
+ * The description as a fragment of new elements: the API stores descriptions
+ * already sanitized (no scripts, event handlers, styles or `javascript:` URLs),
+ * and this copies again only the allowed elements and attributes, so what the
+ * page shows does not depend on the stored HTML being clean. It is parsed in a
+ * DOMParser document, which runs no script and loads nothing, and no markup
+ * string ever reaches this page's own document. The page's
+ * Content-Security-Policy (no inline script) would block a script anyway.
+ * Only absolute URLs are kept, and images only from the origins the policy
+ * allows (others become their alt text).
+ * @param {string} html
+ * @returns {DocumentFragment}
+ */
+function sanitizedDescription(html) {
+  const parsed = new DOMParser().parseFromString(html, "text/html");
+  const fragment = document.createDocumentFragment();
+  for (const child of parsed.body.childNodes) copyAllowed(child, fragment);
+  return fragment;
+}
+
+/**
+ * @param {Node} node a node of the parsed (inert) description
+ * @param {Node} parent where its clean copy goes
+ */
+function copyAllowed(node, parent) {
+  if (node.nodeType === Node.TEXT_NODE) {
+    parent.appendChild(document.createTextNode(node.textContent ?? ""));
+    return;
+  }
+  if (!(node instanceof Element)) return;
+  const tag = node.localName;
+  const allowed = ALLOWED.get(tag);
+  if (!allowed) {
+    // An unknown element keeps its text and allowed children, as the server unwraps it.
+    for (const child of node.childNodes) copyAllowed(child, parent);
+    return;
+  }
+  if (tag === "img" && !allowedImage(node.getAttribute("src"))) {
+    const alt = node.getAttribute("alt");
+    if (alt) parent.appendChild(document.createTextNode(alt));
+    return;
+  }
+  const copy = document.createElement(tag);
+  for (const name of [...GLOBAL_ATTRIBUTES, ...allowed]) {
+    const value = node.getAttribute(name);
+    if (value === null || (URL_ATTRIBUTES.has(name) && !safeUrl(value))) continue;
+    copy.setAttribute(name, value);
+  }
+  if (tag === "a") {
+    // The page may be in a frame: links open beside it, and the target learns nothing of it.
+    copy.setAttribute("target", "_blank");
+    copy.setAttribute("rel", "noopener noreferrer");
+  }
+  for (const child of node.childNodes) copyAllowed(child, copy);
+  parent.appendChild(copy);
+}
+
+/**
+ * An absolute URL with a safe scheme: a description has no base a relative URL could mean.
+ * @param {string} value
+ */
+function safeUrl(value) {
+  return URL.canParse(value) && SAFE_SCHEMES.has(new URL(value).protocol);
+}
+
+/** @param {string | null} src */
+function allowedImage(src) {
+  return src !== null && safeUrl(src) && IMAGE_ORIGINS.has(new URL(src).origin);
+}
+
+// --- Popups ---------------------------------------------------------------------------------
+
+/**
+ * @template {keyof HTMLElementTagNameMap} K
+ * @param {K} tag
+ * @param {string} [className]
+ * @param {string} [text]
+ */
+function element(tag, className, text) {
+  const node = document.createElement(tag);
+  if (className) node.className = className;
+  if (text !== undefined) node.textContent = text;
+  return node;
+}
+
+/** @param {string} url */
+const isVideo = (url) => /\.mp4$/i.test(new URL(url).pathname);
+
+/** @param {Place} place */
+function placeContent(place) {
+  const { name, address, description, media_url: mediaUrl, media_credits: credits } = place.properties;
+  const article = element("article", "place");
+  article.append(element("h2", "", name));
+  if (address) article.append(element("p", "address", address));
+  if (mediaUrl) {
+    const figure = element("figure", "media");
+    if (isVideo(mediaUrl)) {
+      const video = element("video");
+      video.controls = true;
+      video.preload = "metadata";
+      video.src = mediaUrl;
+      figure.append(video);
+    } else {
+      const image = element("img");
+      image.alt = name;
+      image.src = mediaUrl;
+      figure.append(image);
+    }
+    if (credits) figure.append(element("figcaption", "", credits));
+    article.append(figure);
+  }
+  if (description) {
+    const text = element("div", "description");
+    text.append(sanitizedDescription(description));
+    article.append(text);
+  }
+  const events = element("section", "events");
+  events.append(element("h3", "", "Coming up"), element("p", "pending", "Looking for events…"));
+  article.append(events);
+  return { article, events };
+}
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+
+/**
+ * The place's coming events: those with an occurrence ending after now, soonest first.
+ * @param {HTMLElement} section
+ * @param {number} placeId
+ * @param {string} key
+ */
+async function showEvents(section, placeId, key) {
+  const now = new Date().toISOString();
+  let events;
+  try {
+    const url = apiUrl("/v3.0/events", { pinpoint: placeId, from: now, limit: EVENTS_SHOWN }, key);
+    events = /** @type {Event[]} */ ((await getJson(url)).results);
+  } catch {
+    section.replaceChildren(element("h3", "", "Coming up"), element("p", "", "The events could not be loaded."));
+    return;
+  }
+  if (events.length === 0) {
+    section.remove();
+    return;
+  }
+  const list = element("ul");
+  for (const event of events) {
+    const next = event.dates.find((date) => date.end > now) ?? event.dates[0];
+    const item = element("li");
+    if (next) item.append(element("time", "", dateFormat.format(new Date(next.start))), " ");
+    item.append(event.name);
+    list.append(item);
+  }
+  section.replaceChildren(element("h3", "", "Coming up"), list);
+}
+
+// --- The map --------------------------------------------------------------------------------
+
+/**
+ * The source (clustered) and its three layers, added whenever a style loads.
+ * @param {MapLibreMap} map
+ * @param {Place[]} places
+ */
+function addPlaces(map, places) {
+  map.addSource(SOURCE, {
+    type: "geojson",
+    data: { type: "FeatureCollection", features: places },
+    cluster: true,
+    clusterRadius: 48,
+    clusterMaxZoom: 15,
+  });
+  map.addLayer({
+    id: "clusters",
+    type: "circle",
+    source: SOURCE,
+    filter: ["has", "point_count"],
+    paint: {
+      "circle-color": ["step", ["get", "point_count"], "#5b8def", 10, "#3867d6", 50, "#1e3f99"],
+      "circle-radius": ["step", ["get", "point_count"], 15, 10, 19, 50, 24],
+      "circle-stroke-color": "#ffffff",
+      "circle-stroke-width": 2,
+    },
+  });
+  map.addLayer({
+    id: "cluster-counts",
+    type: "symbol",
+    source: SOURCE,
+    filter: ["has", "point_count"],
+    layout: { "text-field": ["get", "point_count_abbreviated"], "text-size": 13, "text-allow-overlap": true },
+    paint: { "text-color": "#ffffff" },
+  });
+  map.addLayer({
+    id: "places",
+    type: "circle",
+    source: SOURCE,
+    filter: ["!", ["has", "point_count"]],
+    paint: {
+      "circle-color": "#e8453c",
+      "circle-radius": 7,
+      "circle-stroke-color": "#ffffff",
+      "circle-stroke-width": 2,
+    },
+  });
+}
+
+/**
+ * Moves the camera to show every place.
+ * @param {MapLibreMap} map
+ * @param {Place[]} places
+ */
+function fitPlaces(map, places) {
+  if (places.length === 0) return;
+  const bounds = new maplibregl.LngLatBounds();
+  for (const place of places) {
+    const [longitude = 0, latitude = 0] = place.geometry.coordinates;
+    bounds.extend([longitude, latitude]);
+  }
+  map.fitBounds(bounds, { padding: 48, maxZoom: 15, animate: false });
+}
+
+/**
+ * Clicks: a cluster zooms in until it splits; a place opens its popup.
+ * @param {MapLibreMap} map
+ * @param {Map<number, Place>} byId
+ * @param {string} key
+ */
+function handleClicks(map, byId, key) {
+  map.on("click", "clusters", async (event) => {
+    const cluster = /** @type {MapGeoJSONFeature | undefined} */ (event.features?.[0]);
+    if (!cluster || cluster.geometry.type !== "Point") return;
+    const source = /** @type {GeoJSONSource} */ (map.getSource(SOURCE));
+    const zoom = await source.getClusterExpansionZoom(Number(cluster.properties.cluster_id));
+    const [longitude = 0, latitude = 0] = cluster.geometry.coordinates;
+    map.easeTo({ center: [longitude, latitude], zoom });
+  });
+  map.on("click", "places", (event) => {
+    const place = byId.get(Number(event.features?.[0]?.id));
+    if (!place) return;
+    const { article, events } = placeContent(place);
+    const [longitude = 0, latitude = 0] = place.geometry.coordinates;
+    new maplibregl.Popup({ maxWidth: "320px", focusAfterOpen: false })
+      .setLngLat([longitude, latitude])
+      .setDOMContent(article)
+      .addTo(map);
+    void showEvents(events, place.id, key);
+  });
+  for (const layer of ["clusters", "places"]) {
+    map.on("mouseenter", layer, () => (map.getCanvas().style.cursor = "pointer"));
+    map.on("mouseleave", layer, () => (map.getCanvas().style.cursor = ""));
+  }
+}
+
+async function main() {
+  const { listId, key, pageSize } = readAddress();
+  if (!listId || !/^pk_[A-Za-z0-9_-]+$/.test(key)) {
+    show("error", "This map's address needs a list id and a publishable key (?key=pk_…).");
+    return;
+  }
+  const styleUrl = body.dataset.styleUrl || "";
+  const map = new maplibregl.Map({
+    container: "map",
+    style: styleUrl || PLAIN_STYLE,
+    center: [0, 20],
+    zoom: 1,
+    attributionControl: { compact: true },
+  });
+  Object.assign(window, { liveMap: map });
+  map.addControl(new maplibregl.NavigationControl({ showCompass: false }));
+
+  /** @type {Place[]} */
+  let places = [];
+  const byId = new Map();
+  let fellBack = false;
+  map.on("style.load", () => addPlaces(map, places));
+  map.on("error", (event) => {
+    // A configured style that cannot be loaded: the places still show, on the plain background.
+    if (styleUrl && !fellBack && !map.isStyleLoaded()) {
+      fellBack = true;
+      console.warn(`The map style ${styleUrl} could not be loaded; drawing a plain background.`, event.error);
+      map.setStyle(PLAIN_STYLE);
+    }
+  });
+  handleClicks(map, byId, key);
+
+  try {
+    const list = await getJson(apiUrl(`/v3.0/lists/${listId}`, {}, key));
+    document.title = `${list.name} – map`;
+    const first = apiUrl("/v3.0/pinpoints", { list: listId, limit: pageSize, format: "geojson" }, key);
+    places = await loadAllPlaces(first, (sofar, pages) => {
+      places = sofar;
+      body.dataset.pages = String(pages);
+      show("loading", `Loading places… ${sofar.length}`);
+      const source = /** @type {GeoJSONSource | undefined} */ (map.getSource(SOURCE));
+      void source?.setData({ type: "FeatureCollection", features: sofar });
+    });
+  } catch (error) {
+    show("error", error instanceof ApiFailure ? error.message : "The map could not be loaded.");
+    if (!(error instanceof ApiFailure)) console.error(error);
+    return;
+  }
+  for (const place of places) byId.set(place.id, place);
+  const source = /** @type {GeoJSONSource | undefined} */ (map.getSource(SOURCE));
+  // Before the style has loaded, style.load adds the source with every place.
+  if (source) await source.setData({ type: "FeatureCollection", features: places });
+  body.dataset.loaded = String(places.length);
+  fitPlaces(map, places);
+  map.once("idle", () => show("ready", places.length === 0 ? "This list has no places yet." : ""));
+  map.triggerRepaint();
+}
+
+await main();

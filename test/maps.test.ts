@@ -1,0 +1,255 @@
+/**
+ * The map page (src/maps/): GET /maps/{list_id}?key=pk_… answers a small HTML
+ * page whose policy lets it run only its own scripts, styles and MapLibre's
+ * worker from this origin, talk to this origin (and the configured style's),
+ * and be framed by the key's origins; bad ids and keys are problems as
+ * everywhere else.
+ */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { app } from "../src/app";
+import { clock } from "../src/core/clock";
+import { parseConfig } from "../src/core/config";
+import { mapPolicy } from "../src/maps/page";
+import { BASE, call, caller, createList, json, type Caller } from "./helpers";
+
+let owner: Caller;
+let listId = 0;
+/** A key for the list with no origins, and one limited to two origins. */
+let KEY = "";
+let LIMITED = "";
+
+async function createKey(body: Record<string, unknown>): Promise<string> {
+  const response = await owner.send("POST", "/v3.0/keys", { name: "map", ...body });
+  expect(response.status, await response.clone().text()).toBe(201);
+  return (await json<{ key: string }>(response)).key;
+}
+
+beforeAll(async () => {
+  owner = await caller();
+  listId = (await createList(owner, { name: "Published" })).id as number;
+  KEY = await createKey({ lists: [listId] });
+  LIMITED = await createKey({ lists: [listId], origins: ["https://guide.example", "https://*.maps.example"] });
+});
+
+/** The policy as a map from directive to its sources. */
+function directives(policy: string): Map<string, string[]> {
+  return new Map(
+    policy.split("; ").map((directive) => {
+      const [name = "", ...sources] = directive.split(" ");
+      return [name, sources];
+    }),
+  );
+}
+
+/** The app with some [vars] changed, as config.test.ts does. */
+async function fetchWith(vars: Record<string, string>, path: string): Promise<Response> {
+  const ctx = createExecutionContext();
+  const response = await app.fetch(new Request(new URL(path, BASE)), { ...env, ...vars } as Cloudflare.Env, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+describe("GET /maps/{list_id}", () => {
+  it("answers the page: HTML naming only static assets of this origin, no inline script or style", async () => {
+    const response = await call(`/maps/${listId}?key=${KEY}`);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Content-Type")).toMatch(/^text\/html; charset=utf-8$/i);
+    const html = await response.text();
+    const scripts = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)];
+    expect(scripts).toHaveLength(1);
+    expect(scripts[0]![1]).toContain('type="module" src="/maps/map.js"');
+    expect(scripts[0]![2]).toBe("");
+    expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
+    for (const [, href] of html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)) expect(href).toMatch(/^\/maps\//);
+    expect(html).toContain('data-style-url=""');
+  });
+
+  it("has a strict policy, framed by anyone while the key names no origins, and no X-Frame-Options", async () => {
+    const response = await call(`/maps/${listId}?key=${KEY}`);
+    await response.body?.cancel();
+    const policy = directives(response.headers.get("Content-Security-Policy")!);
+    expect(Object.fromEntries(policy)).toEqual({
+      "default-src": ["'none'"],
+      "script-src": ["'self'"],
+      "style-src": ["'self'"],
+      "worker-src": ["'self'"],
+      "connect-src": ["'self'"],
+      "img-src": ["'self'", "data:", "blob:"],
+      "media-src": ["'self'"],
+      "base-uri": ["'none'"],
+      "form-action": ["'none'"],
+      "frame-ancestors": ["*"],
+    });
+    expect(response.headers.get("X-Frame-Options")).toBeNull();
+    expect(response.headers.get("Cross-Origin-Resource-Policy")).toBe("cross-origin");
+    expect(response.headers.get("Referrer-Policy")).toBe("same-origin");
+    expect(response.headers.get("Cache-Control")).toBe("private, no-store");
+    expect(response.headers.get("X-Content-Type-Options")).toBe("nosniff");
+  });
+
+  it("works with a trailing slash and for HEAD", async () => {
+    const slashed = await call(`/maps/${listId}/?key=${KEY}`);
+    expect(slashed.status).toBe(200);
+    await slashed.body?.cancel();
+    const head = await call(`/maps/${listId}?key=${KEY}`, { method: "HEAD" });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("Content-Security-Policy")).toContain("frame-ancestors *");
+  });
+
+  it("answers 404 for an id no list can have, and 405 for other methods", async () => {
+    for (const path of ["/maps/abc", "/maps/0", "/maps/-1", "/maps/99999999999999999999", "/maps"]) {
+      const response = await call(`${path}?key=${KEY}`);
+      expect(response.status, path).toBe(404);
+      expect(response.headers.get("Content-Type"), path).toBe("application/problem+json");
+      expect(response.headers.get("X-Frame-Options"), path).toBe("DENY");
+      await response.body?.cancel();
+    }
+    const post = await call(`/maps/${listId}?key=${KEY}`, { method: "POST" });
+    expect(post.status).toBe(405);
+    expect(post.headers.get("Allow")).toContain("GET");
+    await post.body?.cancel();
+  });
+
+  it("answers 400 naming `key` when it is missing or not a publishable key", async () => {
+    const shapes = [
+      "",
+      "?key=",
+      "?key=sk_live_abc",
+      "?key=pk_",
+      "?key=pk_a%20b",
+      "?key=pk_short",
+      "?access_token=pk_abc",
+    ];
+    for (const query of shapes) {
+      const response = await call(`/maps/${listId}${query}`);
+      expect(response.status, query).toBe(400);
+      const problem = await json<{ errors: { parameter: string }[] }>(response);
+      expect(
+        problem.errors.map((e) => e.parameter),
+        query,
+      ).toEqual(["key"]);
+    }
+  });
+
+  it("lets the page fetch the configured style's origin and media from their public base URL", async () => {
+    const vars = {
+      MAP_STYLE_URL: "https://tiles.example/styles/basic.json?token=x&y=<z>",
+      MEDIA_PUBLIC_BASE_URL: "https://media.example/poi",
+    };
+    const response = await fetchWith(vars, `/maps/${listId}?key=${KEY}`);
+    const html = await response.text();
+    const policy = directives(response.headers.get("Content-Security-Policy")!);
+    expect(policy.get("connect-src")).toEqual(["'self'", "https://tiles.example"]);
+    expect(policy.get("img-src")).toEqual([
+      "'self'",
+      "data:",
+      "blob:",
+      "https://media.example",
+      "https://tiles.example",
+    ]);
+    expect(policy.get("media-src")).toEqual(["'self'", "https://media.example"]);
+    // Attribute values are escaped.
+    expect(html).toContain('data-style-url="https://tiles.example/styles/basic.json?token=x&amp;y=%3Cz%3E"');
+    expect(html).toContain('data-media-origin="https://media.example"');
+  });
+});
+
+describe("GET /maps/{list_id} with the key's rules", () => {
+  it("answers 401 for a key that is unknown or expired", async () => {
+    const unknown = await call(`/maps/${listId}?key=pk_${"x".repeat(32)}`);
+    expect(unknown.status).toBe(401);
+    expect(unknown.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="api", error="invalid_token"/);
+    await unknown.body?.cancel();
+    const soon = await createKey({ lists: [listId], expires_at: new Date(Date.now() + 3_600_000).toISOString() });
+    const realNow = clock.now;
+    clock.now = () => realNow() + 2 * 3_600_000;
+    try {
+      const expired = await call(`/maps/${listId}?key=${soon}`);
+      expect(expired.status).toBe(401);
+      expect((await json<{ detail: string }>(expired)).detail).toMatch(/expired/);
+    } finally {
+      clock.now = realNow;
+    }
+  });
+
+  it("answers 404 for a list the key does not publish, whether it exists or not", async () => {
+    const unlisted = (await createList(owner, { name: "Not published" })).id as number;
+    const stranger = await caller();
+    const theirs = (await createList(stranger, { name: "Someone else's" })).id as number;
+    for (const id of [unlisted, theirs, 987654321]) {
+      const response = await call(`/maps/${id}?key=${KEY}`);
+      expect(response.status, String(id)).toBe(404);
+      await response.body?.cancel();
+    }
+  });
+
+  it("with origins: framed by them only, loaded only from them (by Referer)", async () => {
+    for (const referer of ["https://guide.example/where/to-go.html", "https://city.maps.example/"]) {
+      const response = await call(`/maps/${listId}?key=${LIMITED}`, { headers: { Referer: referer } });
+      expect(response.status, referer).toBe(200);
+      await response.body?.cancel();
+      expect(directives(response.headers.get("Content-Security-Policy")!).get("frame-ancestors")).toEqual([
+        "https://guide.example",
+        "https://*.maps.example",
+      ]);
+      expect(response.headers.get("X-Frame-Options")).toBeNull();
+    }
+    const refused: Record<string, string>[] = [
+      {},
+      { Referer: "https://evil.example/" },
+      { Referer: "https://maps.example/" },
+    ];
+    for (const headers of refused) {
+      const response = await call(`/maps/${listId}?key=${LIMITED}`, { headers });
+      expect(response.status, JSON.stringify(headers)).toBe(403);
+      // A refusal is never framed, by anyone.
+      expect(response.headers.get("X-Frame-Options")).toBe("DENY");
+      await response.body?.cancel();
+    }
+  });
+
+  it("with origins: the page's own API requests, from this origin, are answered", async () => {
+    // Same-origin GETs carry no Origin; the page's Referrer-Policy makes them name the page.
+    const page = `${BASE}/maps/${listId}?key=${LIMITED}`;
+    for (const path of [`/v3.0/lists/${listId}`, `/v3.0/pinpoints?list=${listId}&format=geojson`, "/v3.0/events"]) {
+      const response = await call(`${path}${path.includes("?") ? "&" : "?"}key=${LIMITED}`, {
+        headers: { Referer: page },
+      });
+      expect(response.status, path).toBe(200);
+      await response.body?.cancel();
+    }
+  });
+});
+
+describe("the map page's policy", () => {
+  const config = parseConfig({});
+
+  it("is framed only by the key's origins when it names some", () => {
+    const origins = ["https://guide.example", "http://127.0.0.1:8080", "https://*.maps.example"];
+    expect(directives(mapPolicy(config, origins)).get("frame-ancestors")).toEqual(origins);
+  });
+
+  it("is framed by nobody when none of the key's origins can be written into the policy", () => {
+    const unusable = [
+      "https://a.example; script-src *",
+      "*",
+      "https://*",
+      "'self'",
+      "javascript:x",
+      "https://a.example b",
+    ];
+    for (const bad of unusable) {
+      expect(directives(mapPolicy(config, [bad])).get("frame-ancestors"), bad).toEqual(["'none'"]);
+    }
+    expect(directives(mapPolicy(config, ["https://ok.example", "*"])).get("frame-ancestors")).toEqual([
+      "https://ok.example",
+    ]);
+  });
+
+  it("treats an empty origin list like none at all: anyone may frame", () => {
+    expect(directives(mapPolicy(config, [])).get("frame-ancestors")).toEqual(["*"]);
+    expect(directives(mapPolicy(config, null)).get("frame-ancestors")).toEqual(["*"]);
+  });
+});
