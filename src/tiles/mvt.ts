@@ -11,14 +11,24 @@ export type MvtValue = string | number | boolean;
 export type MvtFeature = { id?: number; x: number; y: number; properties: Record<string, MvtValue | undefined> };
 
 class Writer {
-  private buffer: Uint8Array<ArrayBuffer> = new Uint8Array(256);
+  private buffer: Uint8Array<ArrayBuffer>;
   length = 0;
+
+  constructor(size = 256) {
+    this.buffer = new Uint8Array(size);
+  }
 
   private reserve(n: number) {
     if (this.length + n <= this.buffer.length) return;
     const grown = new Uint8Array(Math.max(this.buffer.length * 2, this.length + n));
     grown.set(this.buffer.subarray(0, this.length));
     this.buffer = grown;
+  }
+
+  /** Empties the writer to be used again (features reuse three: no allocation per feature). */
+  reset() {
+    this.length = 0;
+    return this;
   }
 
   /** An unsigned varint; exact up to 2^53 (ids), so no 32-bit operators. */
@@ -43,11 +53,21 @@ class Writer {
     this.length += data.length;
   }
 
+  /** A length-delimited field holding what `other` wrote. */
+  message(field: number, other: Writer) {
+    this.bytes(field, other.view());
+  }
+
   double(field: number, n: number) {
     this.key(field, 1);
     this.reserve(8);
     new DataView(this.buffer.buffer).setFloat64(this.length, n, true);
     this.length += 8;
+  }
+
+  /** What was written, without a copy (valid until the next write). */
+  view(): Uint8Array<ArrayBuffer> {
+    return this.buffer.subarray(0, this.length);
   }
 
   finish(): Uint8Array<ArrayBuffer> {
@@ -60,7 +80,7 @@ const zigzag = (n: number) => (n < 0 ? -2 * n - 1 : 2 * n);
 
 /** vector_tile.proto's Value: one of its fields per kind. */
 function encodeValue(value: MvtValue): Uint8Array {
-  const w = new Writer();
+  const w = new Writer(16);
   if (typeof value === "string") w.bytes(1, utf8.encode(value));
   else if (typeof value === "boolean") {
     w.key(7, 0);
@@ -81,17 +101,18 @@ export function encodeTile(name: string, features: readonly MvtFeature[], extent
   if (features.length === 0) return new Uint8Array(0);
   const keys = new Map<string, number>();
   const values = new Map<string, { index: number; bytes: Uint8Array }>();
-  const layer = new Writer();
+  const layer = new Writer(64 * features.length + 256);
   layer.key(15, 0);
   layer.varint(2);
   layer.bytes(1, utf8.encode(name));
+  const [f, tags, geometry] = [new Writer(), new Writer(64), new Writer(16)];
   for (const feature of features) {
-    const f = new Writer();
+    f.reset();
+    tags.reset();
     if (feature.id !== undefined) {
       f.key(1, 0);
       f.varint(feature.id);
     }
-    const tags = new Writer();
     for (const [key, value] of Object.entries(feature.properties)) {
       if (value === undefined) continue;
       let k = keys.get(key);
@@ -102,21 +123,20 @@ export function encodeTile(name: string, features: readonly MvtFeature[], extent
       tags.varint(k);
       tags.varint(v.index);
     }
-    f.bytes(2, tags.finish());
+    f.message(2, tags);
     f.key(3, 0);
     f.varint(1); // POINT
-    const geometry = new Writer();
-    geometry.varint(9); // MoveTo, one point
+    geometry.reset().varint(9); // MoveTo, one point
     geometry.varint(zigzag(feature.x));
     geometry.varint(zigzag(feature.y));
-    f.bytes(4, geometry.finish());
-    layer.bytes(2, f.finish());
+    f.message(4, geometry);
+    layer.message(2, f);
   }
   for (const key of keys.keys()) layer.bytes(3, utf8.encode(key));
   for (const { bytes } of values.values()) layer.bytes(4, bytes);
   layer.key(5, 0);
   layer.varint(extent);
-  const tile = new Writer();
-  tile.bytes(3, layer.finish());
+  const tile = new Writer(layer.length + 8);
+  tile.message(3, layer);
   return tile.finish();
 }
