@@ -13,6 +13,7 @@
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
  *   resources   pinpoints/, lists/, categories/, events/, changes/: one folder each, never importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
+ *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
  *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
  *   openapi/    the document, read off the routes' metadata; the reference routes
  *   app.ts      wires it all; index.ts, the Worker, runs it
@@ -38,6 +39,7 @@ const layers = {
     imports: ["core", "db", "fields", "http", "auth", "media", "geojson"],
   },
   ogc: { path: "^src/ogc/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
+  tiles: { path: "^src/tiles/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   maps: { path: "^src/maps/", imports: ["core", "db", "fields", "http", "auth"] },
   openapi: { path: "^src/openapi/", imports: ["core", "http"] },
 };

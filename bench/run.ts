@@ -8,7 +8,7 @@
  *
  * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
  * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all but
- * `scale`, which takes about eight minutes: bench/scale.ts, with
+ * `scale`, which takes about fifteen minutes: bench/scale.ts, with
  * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS, nor `import`, a million places
  * imported from a file and exported again in four to six minutes, after the
  * other groups: bench/import.ts, with BENCH_IMPORT_PLACES),
@@ -262,7 +262,7 @@ async function writeResult(path: string, value: unknown) {
 
 async function main() {
   log(`settings: ${JSON.stringify(settings)}`);
-  if (!withScale) log("the scale group (about eight minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
+  if (!withScale) log("the scale group (about fifteen minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
   const bundle = buildBundle(join(dir, "bundle"));
   log(`bundle: ${bundle.bytes} bytes, ${bundle.gzipBytes} gzip (${bundle.wranglerReport ?? "no wrangler report"})`);
   if (otherGroups) await runMain(bundle);

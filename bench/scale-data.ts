@@ -126,7 +126,9 @@ export async function seedScale(db: D1, size: number, progress: (rows: number) =
     .prepare("INSERT INTO clients (id, account_id, name, secret_hash, scope) VALUES (?, ?, 'scale', ?, 'read write')")
     .bind(clientId, account, await hashSecret(secret))
     .run();
-  const chunk = 50_000;
+  // A statement of 50,000 rows dirtied too many pages for local D1 once the tile cells' triggers wrote
+  // eight cells per row: past 700,000 rows workerd dropped the connection. 20,000 a statement is safe.
+  const chunk = 20_000;
   for (let from = 1; from <= size; from += chunk) {
     const to = Math.min(size, from + chunk - 1);
     await db.prepare(PINPOINTS).bind(account, from, to).run();
@@ -295,4 +297,79 @@ export function questions(account: number, circles: { paris: number; ocean: numb
       ],
     },
   ];
+}
+
+/** Zooms the tile questions ask at (the issue's), and where: a city and the countryside. */
+export const TILE_ZOOMS = [2, 6, 10, 14] as const;
+export const TILE_PLACES = { city: PARIS, countryside: { latitude: 11.5, longitude: 25.5 } } as const;
+
+// The tile math of src/tiles/grid.ts and the quantization of src/db/tile-cells.ts (migrations/0011), written
+// again here: the bench may import only src/'s portable modules, and these must be the same numbers.
+const LEVELS = [4, 6, 8, 10, 12, 14, 16, 18];
+const QX = (lon: string) => `min(4294967295, cast((${lon} + 180.0) / 360.0 * 4294967296.0 AS integer))`;
+const QY = (lat: string) => {
+  const c = `max(-85.0511287798066, min(85.0511287798066, ${lat}))`;
+  const s = `sin(${c} * 0.017453292519943295)`;
+  return `min(4294967295, max(0, cast((0.5 - ln((1.0 + ${s}) / (1.0 - ${s})) / 12.566370614359172) * 4294967296.0 AS integer)))`;
+};
+const tileXY = (p: { latitude: number; longitude: number }, z: number) => {
+  const φ = (p.latitude * Math.PI) / 180;
+  const n = 2 ** z;
+  return {
+    x: Math.floor(((p.longitude + 180) / 360) * n),
+    y: Math.floor(((1 - Math.log(Math.tan(φ) + 1 / Math.cos(φ)) / Math.PI) / 2) * n),
+  };
+};
+const latOf = (y: number, z: number) => (Math.atan(Math.sinh(Math.PI * (1 - (2 * y) / 2 ** z))) * 180) / Math.PI;
+
+/**
+ * Each tile question: the API's tile; the bare SQL of the same cells (the ones the API reads: level z + 3
+ * or z + 4, every one of the tile's, nothing summed or joined); and the tile rendered from a full read of
+ * its places, the R*Tree's entries in the tile binned in SQL as a tile server without the cells would.
+ */
+export function tileQuestions(account: number): Question[] {
+  const out: Question[] = [];
+  for (const [where, place] of Object.entries(TILE_PLACES)) {
+    for (const z of TILE_ZOOMS) {
+      const { x, y } = tileXY(place, z);
+      const level = LEVELS.find((l) => l >= z + 3)!;
+      const width = 2 ** (level - z);
+      const ranges = Array.from({ length: width }, (_, r) => {
+        const start = (y * width + r) * 2 ** level + x * width;
+        return [start, start + width - 1];
+      });
+      const box = [(x / 2 ** z) * 360 - 180, latOf(y + 1, z), ((x + 1) / 2 ** z) * 360 - 180, latOf(y, z)];
+      const binShift = 32 - (z + 3);
+      const tileShift = 32 - z;
+      out.push({
+        key: `tile-${where}-z${z}`,
+        label: `tile z ${z}, ${where} (${z}/${x}/${y})`,
+        api: `/v3.0/tiles/${z}/${x}/${y}.mvt`,
+        bare: [
+          `SELECT tile_cells.* FROM json_each(?2) AS r CROSS JOIN tile_cells WHERE tile_cells.account_id = ?1 AND tile_cells.list_id = 0 AND tile_cells.level = ${level} AND tile_cells.cell BETWEEN r.value ->> 0 AND r.value ->> 1`,
+          [account, JSON.stringify(ranges)],
+        ],
+        scan: [
+          `SELECT (qy >> ${binShift}) AS by, (qx >> ${binShift}) AS bx, count(*) AS n, sum(qx), sum(qy), min(id) FROM (
+            SELECT id, ${QX("longitude")} AS qx, ${QY("latitude")} AS qy FROM pinpoints
+            WHERE id IN (${rtree(account, box)}) AND account_id = ?)
+           WHERE (qx >> ${tileShift}) = ${x} AND (qy >> ${tileShift}) = ${y} GROUP BY 1, 2`,
+          [account],
+        ],
+      });
+    }
+  }
+  return out;
+}
+
+/** Cells of each level of the account's places, for the report. */
+export async function tileCellCounts(db: D1, account: number): Promise<Record<number, number>> {
+  const out: Record<number, number> = {};
+  for (const level of LEVELS) {
+    out[level] = (await db
+      .prepare("SELECT count(*) AS n FROM tile_cells WHERE account_id = ? AND list_id = 0 AND level = ?")
+      .bind(account, level)
+      .first<{ n: number }>())!.n;
+  }
+  return out;
 }

@@ -6,9 +6,13 @@
  * For each question, in interleaved rounds on one runtime: the API's first
  * page of 20, the bare indexed SQL of the same question (bench/baselines/bare-d1.js
  * `/sql`) and the same question answered by a full scan of the account's rows.
+ * Then vector tiles (issue 19) at zooms 2, 6, 10 and 14 over a city and the
+ * countryside: the API's tile, the bare SQL of the cells it reads, and the
+ * tile from a full read of its places (bench/scale-data.ts `tileQuestions`).
  * Then a create, an update and a delete through the API with the search index
  * triggers in place and with them dropped, round after round: what keeping
- * the indexes costs a write, against the same database without them.
+ * the indexes costs a write, against the same database without them; and the
+ * same with the tile cells' triggers.
  *
  * Requests are sequential on one connection, so the throughput ratio is the
  * inverse ratio of the mean times; figures are mean milliseconds per request,
@@ -18,7 +22,16 @@ import { loadavg } from "node:os";
 import { join } from "node:path";
 import { machine } from "./report.ts";
 import { startRuntime, type Bundle, type Runtime } from "./runtime.ts";
-import { OCEAN, PARIS, pageCircle, questions, seedScale } from "./scale-data.ts";
+import {
+  OCEAN,
+  PARIS,
+  pageCircle,
+  questions,
+  seedScale,
+  tileCellCounts,
+  tileQuestions,
+  type Question,
+} from "./scale-data.ts";
 import { migrate, type D1 } from "./seed.ts";
 
 export const SCALE_SETTINGS = {
@@ -72,7 +85,14 @@ export type SizeResult = {
   seedSeconds: number;
   circles: { paris: number; ocean: number };
   questions: Record<string, QuestionResult>;
+  /** Vector tiles (issue 19): the API's tile, the bare SQL of its cells, the tile from a full read of its places. */
+  tiles: Record<string, QuestionResult>;
+  /** The account's tile cells per level. */
+  tileCells: Record<number, number>;
+  /** Writes with the search index triggers and without them. */
   writes: WriteResult;
+  /** Writes with the tile cells' triggers and without them. */
+  tileWrites: WriteResult;
 };
 export type ScaleReport = {
   date: string;
@@ -95,36 +115,53 @@ async function measureSize(dir: string, bundle: Bundle, size: number, log: Log):
     const circles = { paris: await pageCircle(db, account, PARIS), ocean: await pageCircle(db, account, OCEAN) };
     const sql = (query: [string, unknown[]]) => () =>
       fetch(new URL("/sql", rt.bare), { method: "POST", body: JSON.stringify({ sql: query[0], params: query[1] }) });
-    const out: Record<string, QuestionResult> = {};
-    for (const q of questions(account, circles)) {
-      const samples = { api: [] as number[], bare: [] as number[], scan: [] as number[] };
-      for (let round = 0; round < SCALE_SETTINGS.rounds; round++) {
-        samples.api.push(await timeIt(() => fetch(new URL(q.api, rt.api), { headers })));
-        samples.bare.push(await timeIt(sql(q.bare)));
-        samples.scan.push(await timeIt(sql(q.scan)));
+    const ask = async (list: Question[]) => {
+      const out: Record<string, QuestionResult> = {};
+      for (const q of list) {
+        const samples = { api: [] as number[], bare: [] as number[], scan: [] as number[] };
+        for (let round = 0; round < SCALE_SETTINGS.rounds; round++) {
+          samples.api.push(await timeIt(() => fetch(new URL(q.api, rt.api), { headers })));
+          samples.bare.push(await timeIt(sql(q.bare)));
+          samples.scan.push(await timeIt(sql(q.scan)));
+        }
+        const r = { label: q.label, api: median(samples.api), bare: median(samples.bare), scan: median(samples.scan) };
+        out[q.key] = r;
+        log(
+          `  ${size} ${q.key}: api ${r.api.toFixed(2)} ms, bare ${r.bare.toFixed(2)} ms, scan ${r.scan.toFixed(1)} ms`,
+        );
       }
-      const r = { label: q.label, api: median(samples.api), bare: median(samples.bare), scan: median(samples.scan) };
-      out[q.key] = r;
-      log(`  ${size} ${q.key}: api ${r.api.toFixed(2)} ms, bare ${r.bare.toFixed(2)} ms, scan ${r.scan.toFixed(1)} ms`);
-    }
-    const writes = await measureWrites(rt, db, headers);
+      return out;
+    };
+    const out = await ask(questions(account, circles));
+    const tiles = await ask(tileQuestions(account));
+    const tileCells = await tileCellCounts(db, account);
+    log(`  ${size} tile cells per level: ${JSON.stringify(tileCells)}`);
+    const writes = await measureWrites(rt, db, headers, "index");
     log(`  ${size} writes: ${JSON.stringify(writes)}`);
-    return { size, seedSeconds, circles, questions: out, writes };
+    const tileWrites = await measureWrites(rt, db, headers, "tiles");
+    log(`  ${size} writes, tile cells: ${JSON.stringify(tileWrites)}`);
+    return { size, seedSeconds, circles, questions: out, tiles, tileCells, writes, tileWrites };
   } finally {
     await rt.dispose();
   }
 }
 
 /**
- * A create, an update (name and place, so both indexes change) and a delete
- * of a pinpoint, each timed on its own, with the search index triggers and
- * without them, alternating round by round on the same database.
+ * A create, an update (name and place, so every index changes) and a delete
+ * of a pinpoint, each timed on its own, with one kind of trigger and without
+ * it, alternating round by round on the same database: the search indexes'
+ * (`*_index_*`) or the tile cells' (`*_tiles_*`).
  */
-async function measureWrites(rt: Runtime, db: D1, headers: Record<string, string>): Promise<WriteResult> {
+async function measureWrites(
+  rt: Runtime,
+  db: D1,
+  headers: Record<string, string>,
+  kind: "index" | "tiles",
+): Promise<WriteResult> {
   const { results: triggers } = await db
-    .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_index\\_%' ESCAPE '\\'")
+    .prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'trigger' AND name LIKE '%\\_${kind}\\_%' ESCAPE '\\'`)
     .all<{ name: string; sql: string }>();
-  if (triggers.length === 0) throw new Error("no search index triggers found");
+  if (triggers.length === 0) throw new Error(`no ${kind} triggers found`);
   const json = { ...headers, "Content-Type": "application/json" };
   const body = JSON.stringify({
     name: "Scale café",
@@ -206,27 +243,51 @@ export function renderScale(report: ScaleReport): string {
     `| question (first page of 20) | API ms, ${small.size.toLocaleString("en")} | API ms, ${large.size.toLocaleString("en")} | growth (≤ ${t.growth}×) | bare ms | API vs bare (≥ ${t.vsBare}) | full scan ms | scan ÷ API (~${t.scanFactor}×) | met |`,
     "| --- | --: | --: | --: | --: | --: | --: | --: | --- |",
   ];
-  for (const [key, l] of Object.entries(large.questions)) {
-    const s = small.questions[key]!;
-    const growth = l.api / s.api;
-    const vsBare = l.bare / l.api;
-    lines.push(
-      `| ${l.label} | ${fmt(s.api)} | ${fmt(l.api)} | ${fmt(growth)}× | ${fmt(l.bare)} | ${fmt(vsBare)} | ${fmt(l.scan, 1)} | ${fmt(l.scan / l.api, 0)}× | ${met(growth <= t.growth && vsBare >= t.vsBare)} |`,
-    );
-  }
-  lines.push("");
-  lines.push(
-    `| write through the API (ms) | size | with the search indexes | without (triggers dropped) | ratio (≥ ${t.writes}) | met |`,
-  );
-  lines.push("| --- | --: | --: | --: | --: | --- |");
-  for (const s of report.sizes) {
-    for (const op of ["create", "update", "delete"] as const) {
-      const w = s.writes[op];
-      const ratio = w.without / w.withIndexes;
+  const questionRows = (pick: (r: SizeResult) => Record<string, QuestionResult>) => {
+    for (const [key, l] of Object.entries(pick(large))) {
+      const s = pick(small)[key]!;
+      const growth = l.api / s.api;
+      const vsBare = l.bare / l.api;
       lines.push(
-        `| ${op} | ${s.size.toLocaleString("en")} | ${fmt(w.withIndexes)} | ${fmt(w.without)} | ${fmt(ratio)} | ${met(ratio >= t.writes)} |`,
+        `| ${l.label} | ${fmt(s.api)} | ${fmt(l.api)} | ${fmt(growth)}× | ${fmt(l.bare)} | ${fmt(vsBare)} | ${fmt(l.scan, 1)} | ${fmt(l.scan / l.api, 0)}× | ${met(growth <= t.growth && vsBare >= t.vsBare)} |`,
       );
     }
-  }
+  };
+  questionRows((r) => r.questions);
+  lines.push("");
+  lines.push(
+    `| vector tile (.mvt) | API ms, ${small.size.toLocaleString("en")} | API ms, ${large.size.toLocaleString("en")} | growth (≤ ${t.growth}×) | bare SQL of its cells, ms | API vs bare (≥ ${t.vsBare}) | from a full read of its places, ms | full read ÷ API | met |`,
+  );
+  lines.push("| --- | --: | --: | --: | --: | --: | --: | --: | --- |");
+  questionRows((r) => r.tiles);
+  const writeRows = (title: string, pick: (r: SizeResult) => WriteResult) => {
+    lines.push("");
+    lines.push(
+      `| write through the API (ms) | size | ${title} | without (triggers dropped) | ratio (≥ ${t.writes}) | met |`,
+    );
+    lines.push("| --- | --: | --: | --: | --: | --- |");
+    for (const s of report.sizes) {
+      for (const op of ["create", "update", "delete"] as const) {
+        const w = pick(s)[op];
+        const ratio = w.without / w.withIndexes;
+        lines.push(
+          `| ${op} | ${s.size.toLocaleString("en")} | ${fmt(w.withIndexes)} | ${fmt(w.without)} | ${fmt(ratio)} | ${met(ratio >= t.writes)} |`,
+        );
+      }
+    }
+  };
+  writeRows("with the search indexes", (r) => r.writes);
+  writeRows("with the tile cells", (r) => r.tileWrites);
+  lines.push("");
+  lines.push(
+    `Tile cells of the account, per level: ${report.sizes
+      .map(
+        (s) =>
+          `${s.size.toLocaleString("en")} places: ${Object.entries(s.tileCells)
+            .map(([level, n]) => `${level}: ${n.toLocaleString("en")}`)
+            .join(", ")}`,
+      )
+      .join("; ")}.`,
+  );
   return lines.join("\n");
 }

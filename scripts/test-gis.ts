@@ -7,6 +7,8 @@
  *   right count, attributes and coordinates;
  * - `ogr2ogr -spat` returns exactly the features inside the box (the server
  *   filters: GDAL sends `bbox`, and the pages it reads hold only those).
+ * - `ogr2ogr` reads a vector tile with the MVT driver, and `ogrinfo` opens the
+ *   tiles by their TileJSON (/v3.0/tiles.json).
  * And the bulk tools against the same service: `npm run import` of a GeoJSON
  * file and of a CSV file, resumed after a killed run without duplicates, and
  * `npm run export` giving back identical features. And the registration
@@ -164,6 +166,60 @@ test("ogr2ogr -spat returns exactly the features inside the box", () => {
   const got = (JSON.parse(readFileSync(out, "utf8")) as { features: Feature[] }).features.map((f) => f.properties.name);
   assert.deepEqual(got.sort(), inside.map((p) => p.name).sort());
   assert.match(log, /Fetch\(\S+\/ogc\/collections\/pinpoints\/items\?\S*bbox=/, "GDAL asked the server for the box");
+});
+
+/** The web mercator tile at zoom z holding a place (README "Vector tiles"). */
+function tileOf(p: { longitude: number; latitude: number }, z: number): [number, number] {
+  const n = 2 ** z;
+  const φ = (p.latitude * Math.PI) / 180;
+  return [
+    Math.min(n - 1, Math.floor(((p.longitude + 180) / 360) * n)),
+    Math.floor(((1 - Math.log(Math.tan(φ) + 1 / Math.cos(φ)) / Math.PI) / 2) * n),
+  ];
+}
+
+test("ogr2ogr reads a vector tile with the MVT driver: every place of the tile, counted once", () => {
+  const z = 2;
+  const [x, y] = tileOf(places[0]!, z);
+  const inside = places.filter((p) => tileOf(p, z).join() === `${x},${y}`);
+  assert.ok(inside.length > 10, "the tile holds places");
+  const out = join(scratch, "tile.geojson");
+  // GDAL takes z/x/y from the URL's path and georeferences the tile in EPSG:3857.
+  gdal(OGR2OGR, ["-f", "GeoJSON", "-t_srs", "EPSG:4326", out, `MVT:${server.base}/v3.0/tiles/${z}/${x}/${y}.mvt`]);
+  const features = (JSON.parse(readFileSync(out, "utf8")) as { features: Feature[] }).features;
+  const count = features.reduce((n, f) => n + (f.properties.cluster ? Number(f.properties.point_count) : 1), 0);
+  assert.equal(count, inside.length);
+  for (const f of features.filter((f) => !f.properties.cluster)) {
+    const place = places.find((p) => p.name === f.properties.name);
+    assert.ok(place, `${String(f.properties.name)} is a place of the tile`);
+    // Within a unit of the tile's 4096 (about 2.4 km at zoom 2).
+    assert.ok(Math.abs(f.geometry.coordinates[0]! - place.longitude) < 0.03, JSON.stringify(f));
+  }
+});
+
+test("ogrinfo opens the tiles by their TileJSON: the layer, its fields and the bounds of the places", () => {
+  const tileJson = `${server.base}/v3.0/tiles.json`;
+  const out = gdal(OGRINFO, [
+    "-ro",
+    "-so",
+    "-al",
+    "-oo",
+    `METADATA_FILE=${tileJson}`,
+    "-oo",
+    "TILE_EXTENSION=mvt",
+    `MVT:${server.base}/v3.0/tiles/0`,
+  ]);
+  assert.match(out, /Layer name: pinpoints/, out);
+  for (const field of ["name: String", "tags: String", "point_count: Real", "cluster: Integer(Boolean)"]) {
+    assert.ok(out.includes(field), `${field} in ${out}`);
+  }
+  assert.match(out, /Feature Count: \d+/, out);
+  // The extent (EPSG:3857) spans the places' longitudes: -170 to 141.25 degrees.
+  const extent = /Extent: \((-?[\d.]+), (-?[\d.]+)\) - \((-?[\d.]+), (-?[\d.]+)\)/.exec(out);
+  assert.ok(extent, out);
+  const [west, , east] = extent.slice(1).map(Number) as [number, number, number];
+  const metres = (lon: number) => (lon / 180) * 20037508.34;
+  assert.ok(west <= metres(-170) && east >= metres(141.25), out);
 });
 
 /** Runs `npm run import|export` (the script itself, with this Node) for the CLI account. */

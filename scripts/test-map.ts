@@ -7,12 +7,13 @@
  * `<iframe>`; the allowed site also serves the map style the Worker is
  * configured with (MAP_STYLE_URL). In Debian's Chromium (WebGL on
  * SwiftShader, see scripts/lib/chromium.ts) it checks that:
- * - framed by the allowed site, the map loads every page of the list (small
- *   pages here, so `next` is followed), has all 300 places in its data by id,
- *   draws them (every place counted in the rendered clusters and markers, and
- *   their colours found in the canvas, over the configured style), and a click on a place opens its popup
- *   with the sanitized description, its image and its coming event; with no
- *   console error in either frame and no request leaving this machine;
+ * - framed by the allowed site, the map reads the list's vector tiles (its
+ *   TileJSON, then the tiles in view: every one answered, in MVT), counts all
+ *   300 places, draws them (every place counted once in the rendered clusters
+ *   and markers, each marker a place of the list, and their colours found in
+ *   the canvas, over the configured style), and a click on a place opens its
+ *   popup with the sanitized description, its image and its coming event; with
+ *   no console error in either frame and no request leaving this machine;
  * - framed by the other site, the browser refuses to show it (frame-ancestors).
  * Screenshots go to $MAP_SCREENSHOTS (default: the system temp folder).
  */
@@ -32,8 +33,6 @@ import { createClient } from "./lib/registry.ts";
 import { d1Execute, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
 const PLACES = 300;
-/** The page reads the list 100 places at a time here (`?limit=`), so it must follow `next` twice. */
-const PAGE_SIZE = 100;
 const SCREENSHOTS = process.env.MAP_SCREENSHOTS ?? tmpdir();
 /**
  * The map style the Worker is configured with (MAP_STYLE_URL), served by the
@@ -207,7 +206,7 @@ before(async () => {
   key = created.key;
   assert.match(key, /^pk_[A-Za-z0-9_-]+$/);
   const map = `${server.base}/maps/${listId}?key=${encodeURIComponent(key)}`;
-  sites.allowed.frame = `${map}&limit=${PAGE_SIZE}`;
+  sites.allowed.frame = map;
   sites.other.frame = map;
 });
 
@@ -241,13 +240,15 @@ async function readyMap(page: Page): Promise<Frame> {
   return frame;
 }
 
-/** Places in the map's data (the clustered GeoJSON source), by id. */
-function sourceIds(frame: Frame): Promise<number[]> {
-  return frame.evaluate(async () => {
-    const map = (window as unknown as { liveMap: import("maplibre-gl").Map }).liveMap;
-    const data = await (map.getSource("places") as import("maplibre-gl").GeoJSONSource).getData();
-    return (data as { features: { id?: unknown }[] }).features.map((feature) => Number(feature.id));
+/** The vector tiles the page's frame asked for, with the status and type of each answer. */
+function tileRequests(context: BrowserContext): { url: string; status: number; type: string | null }[] {
+  const seen: { url: string; status: number; type: string | null }[] = [];
+  context.on("response", (response) => {
+    if (/\/v3\.0\/tiles\/\d+\/\d+\/\d+\.mvt\?/.test(response.url())) {
+      seen.push({ url: response.url(), status: response.status(), type: response.headers()["content-type"] ?? null });
+    }
   });
+  return seen;
 }
 
 /** How many places the drawn clusters and markers stand for, and the screen position of one single marker. */
@@ -259,6 +260,7 @@ function rendered(frame: Frame, placeId: number) {
       clusters.set(Number(feature.properties.cluster_id), Number(feature.properties.point_count));
     }
     const singles = new Set(map.queryRenderedFeatures({ layers: ["places"] }).map((feature) => Number(feature.id)));
+    const tiles = (map.getStyle().sources.places as { tiles?: string[] }).tiles;
     const showcase = map.queryRenderedFeatures({ layers: ["places"] }).find((f) => Number(f.id) === placeId);
     const point =
       showcase?.geometry.type === "Point" ? map.project(showcase.geometry.coordinates as [number, number]) : null;
@@ -266,6 +268,8 @@ function rendered(frame: Frame, placeId: number) {
       clusters: clusters.size,
       singles: singles.size,
       total: [...clusters.values()].reduce((sum, count) => sum + count, 0) + singles.size,
+      singleIds: [...singles],
+      tiles,
       showcase: point && { x: point.x, y: point.y },
     };
   }, placeId);
@@ -305,24 +309,27 @@ function markerPixels(frame: Frame) {
 test("framed by the allowed site, the map shows every place of the list, drawn, with popups", async () => {
   const { context, page, errors } = await browse("allowed");
   const outside = outsideRequests(context);
+  const tiles = tileRequests(context);
   try {
     await page.goto(`${sites.allowed!.origin}/`);
     const frame = await readyMap(page);
     assert.equal(new URL(frame.url()).origin, server!.base, "the map runs on the Worker's origin");
     const dataset = await frame.evaluate(() => ({ ...document.body.dataset }));
-    assert.equal(dataset.loaded, String(PLACES));
-    assert.equal(dataset.pages, String(PLACES / PAGE_SIZE), "every page was read, following next");
+    assert.equal(dataset.loaded, String(PLACES), "the tiles count every place of the list");
     assert.equal(await frame.title(), "Lyon by night – map");
 
-    assert.deepEqual(
-      (await sourceIds(frame)).sort((a, b) => a - b),
-      [...ids].sort((a, b) => a - b),
-      "every place of the list is in the map's data",
-    );
     await page.screenshot({ path: join(SCREENSHOTS, "map-loaded.png") });
     const drawn = await rendered(frame, showcase);
+    // MapLibre draws the list's vector tiles: every tile it asked for was answered, in MVT, with the key.
+    assert.deepEqual(drawn.tiles, [
+      `${server!.base}/v3.0/tiles/{z}/{x}/{y}.mvt?list=${listId}&key=${encodeURIComponent(key)}`,
+    ]);
+    assert.ok(tiles.length > 0, "the map asked for tiles");
+    for (const tile of tiles) assert.deepEqual([tile.status, tile.type], [200, "application/vnd.mapbox-vector-tile"]);
+    // The tiles' clusters and places, as drawn, add up to the list exactly: none missing, none twice.
     assert.equal(drawn.total, PLACES, `every place is on screen, in a cluster or alone: ${JSON.stringify(drawn)}`);
     assert.ok(drawn.clusters > 0 && drawn.singles > 0, `both clusters and single places: ${JSON.stringify(drawn)}`);
+    for (const id of drawn.singleIds) assert.ok(ids.includes(id), `marker ${id} is a place of the list`);
     const pixels = await markerPixels(frame);
     assert.ok(pixels.cluster > 500 && pixels.place > 50, `markers are drawn on the canvas: ${JSON.stringify(pixels)}`);
     assert.ok(pixels.background > pixels.size / 2, `under them, the configured style: ${JSON.stringify(pixels)}`);

@@ -34,6 +34,7 @@ import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { rejectUnknownQueryParameters } from "./http/query-parameters";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
+import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
 
 const corsPolicy = cors({
   origin: (origin, c) => {
@@ -104,6 +105,8 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/events", eventRoutes)
   .route("/v3.0/changes", changeRoutes(objectJson))
   .route("/v3.0/keys", keyRoutes)
+  .route("/v3.0/tiles", tileRoutes)
+  .route("/v3.0/tiles.json", tileJsonRoutes)
   .route(OGC_PREFIX, ogcRoutes)
   // Public with a publishable key: the live map of a list, a page for an <iframe>.
   .route("/maps", mapRoutes);

@@ -34,10 +34,12 @@ let backup: string;
 
 async function snapshot(): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
-  for (const t of [...tables, "event_occurrences"]) {
+  for (const t of [...tables, "event_occurrences", "tile_cells"]) {
     // Category 1 comes from the migrations, with the time they ran.
     const where = t === "categories" ? " WHERE account_id IS NOT NULL" : "";
-    out[t] = (await env.DB.prepare(`SELECT * FROM "${t}"${where} ORDER BY rowid`).all()).results;
+    // The tile cells have no rowid: their key orders them.
+    const order = t === "tile_cells" ? "account_id, list_id, level, cell" : "rowid";
+    out[t] = (await env.DB.prepare(`SELECT * FROM "${t}"${where} ORDER BY ${order}`).all()).results;
   }
   return out;
 }
@@ -109,19 +111,20 @@ it("covers every base table, parents first, and no index or derived table", () =
     expect.arrayContaining(["clients", "categories", "pinpoints", "lists", "list_pinpoints", "events"]),
   );
   expect(tables.indexOf("pinpoints")).toBeLessThan(tables.indexOf("events"));
-  expect(tables.some((t) => /fts|rtree|occurrences|migrations/.test(t))).toBe(false);
+  expect(tables.some((t) => /fts|rtree|occurrences|tile_cells|migrations/.test(t))).toBe(false);
   expect(
     backupStatements(backup).every((s) => /^(INSERT (OR REPLACE )?INTO|UPDATE "lists" SET "version")/.test(s)),
   ).toBe(true);
   expect(tables.at(-1)).toBe("changes");
 });
 
-it("restores every row of every table exactly, occurrences included", async () => {
+it("restores every row of every table exactly, occurrences and tile cells included", async () => {
   const after = await snapshot();
   for (const t of Object.keys(before)) expect(after[t], t).toEqual(before[t]);
   expect(before.pinpoints!.length).toBe(33);
   expect(before.categories!.length).toBe(1);
   expect(before.event_occurrences!.length).toBe(20);
+  expect(before.tile_cells!.length).toBeGreaterThan(33);
 });
 
 it("the rebuilt search indexes answer as before", async () => {

@@ -95,10 +95,11 @@ function genericValue(table: string, column: Column, n: number): unknown {
 }
 
 /**
- * Tables that triggers fill from other tables' rows (migrations/0004_query_indexes.sql): once the
- * triggers exist, they get their rows from those, and a migration that keeps the source rows keeps theirs.
+ * Tables that triggers fill from other tables' rows (migrations/0004_query_indexes.sql,
+ * 0011_tile_cells.sql): once the triggers exist, they get their rows from those, and a migration that
+ * keeps the source rows keeps theirs.
  */
-const DERIVED = new Set(["event_occurrences"]);
+const DERIVED = new Set(["event_occurrences", "tile_cells"]);
 
 /**
  * Inserts ROWS rows into every table, parents first, each row filling every

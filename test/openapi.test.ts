@@ -36,7 +36,12 @@ async function fetchDocument(): Promise<Document> {
   return response.json<Document>();
 }
 
-const openApiPath = (honoPath: string) => honoPath.replace(/:(\w+)(\{[^/]*\})?/g, "{$1}");
+/** `:id{[0-9]+}` → `{id}`; a pattern ending in a literal extension keeps it (`:y{.+\\.mvt}` → `{y}.mvt`). */
+const openApiPath = (honoPath: string) =>
+  honoPath.replace(/:(\w+)(?:\{([^/]*)\})?/g, (_, name: string, pattern?: string) => {
+    const extension = /\\\.(\w+)$/.exec(pattern ?? "");
+    return `{${name}}${extension ? `.${extension[1]}` : ""}`;
+  });
 
 /** "METHOD /path" of every route the app answers, but middleware and the reference page itself. */
 function servedRoutes(): string[] {
@@ -140,7 +145,7 @@ describe("GET /v3.0/openapi.json", () => {
 
   it("asks for the read scope on GET and write otherwise, nothing on public routes, and names where keys work", async () => {
     // The reads a publishable key may make: everything else needs an access token.
-    const PUBLISHABLE = ["/v3.0/lists", "/v3.0/pinpoints", "/v3.0/events", "/v3.0/categories", "/ogc"];
+    const PUBLISHABLE = ["/v3.0/lists", "/v3.0/pinpoints", "/v3.0/events", "/v3.0/categories", "/v3.0/tiles", "/ogc"];
     const publicRoutes = ["post /v3.0/oauth2/token", "get /v3.0/openapi.json", "get /media/{key}", "head /media/{key}"];
     for (const [method, path, operation] of operations(await fetchDocument())) {
       if (publicRoutes.includes(`${method} ${path}`)) {
@@ -246,7 +251,9 @@ describe("the headers of conditional requests, retries and D1 sessions", () => {
     expect(single(["get", "head"])).toHaveLength(4);
     // Public media answer conditional reads both ways (RFC 9110 §13.1.1 and §13.1.2).
     const media = ["GET /media/{key}", "HEAD /media/{key}"];
-    expect(taking(document, "If-None-Match")).toEqual([...media, ...single(["get", "head"])].sort());
+    // Vector tiles carry an ETag of their bytes (src/tiles/routes.ts).
+    const tiles = ["GET /v3.0/tiles/{z}/{x}/{y}.geojson", "GET /v3.0/tiles/{z}/{x}/{y}.mvt"];
+    expect(taking(document, "If-None-Match")).toEqual([...media, ...tiles, ...single(["get", "head"])].sort());
     expect(taking(document, "If-Match")).toEqual([...media, ...single(["put", "delete"])].sort());
     const posts = operations(document)
       .filter(([method, path]) => method === "post" && path !== "/v3.0/oauth2/token")

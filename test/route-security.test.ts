@@ -33,7 +33,9 @@ const routes: Route[] = [
             .replaceAll(/:id\{[^}]*\}/g, MISSING_ID)
             // OGC API: a collection every account has, and a feature id no test creates.
             .replace(":collectionId", "events")
-            .replace(":featureId", MISSING_ID),
+            .replace(":featureId", MISSING_ID)
+            // Vector tiles: the one tile of zoom 0.
+            .replace(/:z\/:x\/:y\{[^}]*\\\.(\w+)\}/, "0/0/0.$1"),
         },
       ]),
   ).values(),

@@ -7,15 +7,15 @@
  * parents before children.
  *
  * Not in the backup: virtual tables and their shadow tables, tables filled
- * by triggers (`event_occurrences`), the migration log and the rows the
+ * by triggers (`event_occurrences`, `tile_cells`), the migration log and the rows the
  * migrations seed (category 1). Restoring = applying the migrations to an
  * empty database, then running the file: the triggers index every row as it
  * is inserted, exactly as when the API writes it.
  */
 import type { Execute, Row } from "./registry.ts";
 
-/** Tables that triggers fill from the base rows (migrations/0004_query_indexes.sql). */
-const DERIVED = new Set(["event_occurrences"]);
+/** Tables that triggers fill from the base rows (migrations/0004_query_indexes.sql, 0011_tile_cells.sql). */
+const DERIVED = new Set(["event_occurrences", "tile_cells"]);
 /** Rows the migrations create themselves, so a restore must not insert them again. */
 const SEEDED: Record<string, string> = { categories: "account_id IS NOT NULL" };
 /**

@@ -21,6 +21,8 @@ export type Config = {
   rateLimits: { client: RateLimit; public: RateLimit; token: RateLimit; tokenAddress: RateLimit };
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
   changesRetentionDays: number;
+  /** The zoom from which every place is its own feature in a vector tile, below it clustered (src/tiles/). */
+  tileClusterMaxZoom: number;
   /**
    * The MapLibre style the map page (src/maps/) draws under the places, an
    * absolute http(s) URL; null for the page's own plain background (no tiles).
@@ -35,6 +37,7 @@ export const defaults = {
   mediaTypes: "image/jpeg,image/png,image/gif,image/webp,image/avif,video/mp4",
   corsOrigins: "*",
   changesRetentionDays: 30,
+  tileClusterMaxZoom: 16,
   rateLimits: {
     client: { limit: 1200, period: 60 },
     public: { limit: 600, period: 60 },
@@ -54,6 +57,12 @@ function list(value: string | undefined, fallback: string): string[] {
     .map((s) => s.trim())
     .filter(Boolean);
   return items.length > 0 ? items : fallback.split(",");
+}
+
+/** A zoom level from 0 to 21: clusters need ids that name their bin, which zoom 22 has no room for. */
+function zoom(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && /^\s*\d+\s*$/.test(value) && n <= 21 ? n : fallback;
 }
 
 /**
@@ -97,6 +106,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     mediaPublicBaseUrl: base ? base : null,
     publicOrigin: origin(str("PUBLIC_ORIGIN")),
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
+    tileClusterMaxZoom: zoom(str("TILE_CLUSTER_MAXZOOM"), defaults.tileClusterMaxZoom),
     mapStyleUrl: webUrl(str("MAP_STYLE_URL")),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),

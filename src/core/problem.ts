@@ -25,6 +25,7 @@ export const problemCodes = {
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },
   idempotency_key_reused: { status: 422, title: "The idempotency key was used for a different request" },
+  tile_too_dense: { status: 422, title: "Too many places may match in this tile to count them exactly" },
   range_not_satisfiable: { status: 416, title: "Range not satisfiable" },
   too_many_requests: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal server error" },

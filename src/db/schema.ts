@@ -15,6 +15,11 @@
  * Media keys (`media_key`, `image_key`) have partial indexes so the media
  * sweep (src/media/sweep.ts) checks a batch of R2 keys with index probes
  * instead of scanning every row.
+ *
+ * What drizzle cannot declare lives only in migrations, kept in step with
+ * these tables by triggers: the R*Tree and full-text indexes of pinpoints and
+ * events (0004, 0007, 0009), and `tile_cells` (0011), the per-cell counts that
+ * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table.
  */
 import { isNotNull, sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";

@@ -14,6 +14,7 @@
  * its length, seconds of CPU that every request sharing the isolate waits for.
  */
 import type { Context } from "hono";
+import { base64urlEncode } from "../core/crypto";
 
 /** The strong ETag of a resource at `version`. */
 export const etagOf = (version: number): string => `"${version}"`;
@@ -111,6 +112,16 @@ export function ifMatch(c: Context): readonly number[] | null {
     if (!weak && version !== undefined) versions.push(Number(version));
   }
   return versions;
+}
+
+/**
+ * A strong ETag for an answer with no version of its own (a vector tile): a
+ * digest of its bytes, so equal bytes have equal tags and a 304 is always right.
+ */
+export async function contentETag(body: Uint8Array | string): Promise<string> {
+  const bytes = typeof body === "string" ? new TextEncoder().encode(body) : body;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", bytes));
+  return `"${base64urlEncode(digest.subarray(0, 18))}"`;
 }
 
 /** The 304 of a GET, for the API reference. */

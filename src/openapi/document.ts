@@ -53,6 +53,7 @@ const TAGS: Record<string, string> = {
   events: "What happens at a pinpoint, with one or more dates",
   changes: "What changed since a cursor, for clients that sync and work offline",
   media: "Stored media, public so that an `<img>` can load them",
+  tiles: "Vector tiles of your pinpoints (MVT, GeoJSON) and their TileJSON, for map libraries and GIS",
   reference: "This document",
 };
 
@@ -128,14 +129,18 @@ function rewriteRefs(value: unknown): unknown {
 
 type PathParam = { name: string; pattern: string | null };
 
-/** `/v3.0/pinpoints/:id{[0-9]+}` → `/v3.0/pinpoints/{id}` and its parameters. */
+/**
+ * `/v3.0/pinpoints/:id{[0-9]+}` → `/v3.0/pinpoints/{id}` and its parameters. A pattern that ends in a
+ * literal extension (`:y{.+\\.mvt}`) keeps it after the parameter: `{y}.mvt`.
+ */
 export function openApiPath(honoPath: string): { path: string; params: PathParam[] } {
   const params: PathParam[] = [];
   const segments = honoPath.split("/").map((segment) => {
     const match = /^:(\w+)(?:\{(.+)\})?\??$/.exec(segment);
     if (!match) return segment;
-    params.push({ name: match[1]!, pattern: match[2] ?? null });
-    return `{${match[1]}}`;
+    const extension = /\\\.(\w+)$/.exec(match[2] ?? "");
+    params.push({ name: match[1]!, pattern: extension ? null : (match[2] ?? null) });
+    return `{${match[1]}}${extension ? `.${extension[1]}` : ""}`;
   });
   const path = segments.join("/");
   return { path: path.length > 1 ? trimEnd(path, "/") : path, params };

@@ -88,6 +88,14 @@ function filters(accountId: number, s: PinpointSearch, options: { withText: bool
   return where;
 }
 
+/**
+ * The conditions a pinpoint of `accountId` must meet to match `s`, on the exact columns of
+ * `pinpoints` (every filter, the text and the published lists included), for a read that chooses
+ * its own candidates: the vector tiles' (src/tiles/).
+ */
+export const searchConditions = (accountId: number, s: PinpointSearch): SQL[] =>
+  filters(accountId, s, { withText: true });
+
 export async function searchPinpoints(
   d1: D1Database,
   accountId: number,

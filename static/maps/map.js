@@ -1,11 +1,13 @@
 // @ts-check
 /**
  * The live map of a list (/maps/{list_id}?key=pk_…), in the browser: reads the
- * list and every page of its pinpoints through the public API with the
- * page's publishable key, following `next` as given, and shows them with
- * MapLibre GL JS, clustered where dense. A click on a place opens a popup with
- * its name, address, media, description and coming events (read when the
- * popup opens). Errors are shown as a sentence, never as a blank map.
+ * list and its vector tiles (README "Vector tiles": the TileJSON, then the
+ * tiles MapLibre asks for) through the public API with the page's publishable
+ * key, and shows them with MapLibre GL JS, clustered where dense, as the
+ * server clusters them: a list of any size costs a few tiles per view. A click
+ * on a cluster zooms into it; a click on a place opens a popup with its name,
+ * address, media, description and coming events (read when the popup opens).
+ * Errors are shown as a sentence, never as a blank map.
  *
  * The page runs under a strict Content-Security-Policy (src/maps/page.ts):
  * this file, MapLibre and its worker come from this origin, and the API is
@@ -13,8 +15,8 @@
  *
  * For tests and for anyone debugging from the console, the page says how far
  * it got on `document.body.dataset`: `state` ("loading", then "ready" once
- * every page is in the map and drawn, or "error"), `loaded` (the number of
- * places in the map's data) and `pages`; and the map is `window.liveMap`.
+ * the tiles in view are drawn, or "error") and `loaded` (the number of places
+ * in the list, as the tiles count them); and the map is `window.liveMap`.
  */
 
 /** Beside this file (scripts/static-assets.ts); a variable, so TypeScript takes the types from the package. */
@@ -23,7 +25,6 @@ const MAPLIBRE = "./maplibre-gl/maplibre-gl.mjs";
 const maplibregl = await import(MAPLIBRE);
 
 /** @typedef {import("maplibre-gl").Map} MapLibreMap */
-/** @typedef {import("maplibre-gl").GeoJSONSource} GeoJSONSource */
 /** @typedef {import("maplibre-gl").StyleSpecification} StyleSpecification */
 /** @typedef {import("maplibre-gl").MapGeoJSONFeature} MapGeoJSONFeature */
 /**
@@ -32,14 +33,19 @@ const maplibregl = await import(MAPLIBRE);
  *   properties: { name: string, address: string | null, description: string | null,
  *   media_url: string | null, media_credits: string | null } }} Place
  */
-/** @typedef {{ type: "FeatureCollection", features: Place[], links?: { rel: string, href: string }[] }} PlacePage */
 /** @typedef {{ id: number, name: string, dates: { start: string, end: string }[] }} Event */
+/**
+ * The tiles' TileJSON (GET /v3.0/tiles.json): their URL, with the list and the key, and the places' bounds.
+ * @typedef {{ tiles: string[], minzoom: number, maxzoom: number, bounds: [number, number, number, number] }} TileJson
+ */
 
-/** The API's largest page (CONTRACT "Pagination"); `?limit=` on the page's URL asks for smaller ones. */
-const MAX_PAGE = 1000;
 /** Coming events shown per place. */
 const EVENTS_SHOWN = 5;
 const SOURCE = "places";
+/** The tiles' layer (README "Vector tiles"). */
+const LAYER = "pinpoints";
+/** Cluster ids are 2^52 plus the XYZ tile of the bin the cluster fills (README "Vector tiles"). */
+const CLUSTER_BASE = 2 ** 52;
 
 /** Used when no style is configured, or the configured one fails: a plain background, no tiles. */
 /** @type {StyleSpecification} */
@@ -109,17 +115,11 @@ async function getJson(url) {
   throw new ApiFailure(response.status, detail ? `${sentence} ${detail}` : sentence);
 }
 
-/** The page's own address: /maps/{list_id}?key=…[&limit=…]. */
+/** The page's own address: /maps/{list_id}?key=…. */
 function readAddress() {
   const listId = /^\/maps\/([1-9][0-9]*)\/?$/.exec(location.pathname)?.[1];
-  const params = new URLSearchParams(location.search);
-  const key = params.get("key") ?? "";
-  const limit = Number(params.get("limit"));
-  return {
-    listId,
-    key,
-    pageSize: Number.isInteger(limit) && limit > 0 && limit < MAX_PAGE ? limit : MAX_PAGE,
-  };
+  const key = new URLSearchParams(location.search).get("key") ?? "";
+  return { listId, key };
 }
 
 /**
@@ -136,25 +136,15 @@ function apiUrl(path, params, key) {
 }
 
 /**
- * Every place of the list, page after page: each page's `next` link is followed as
- * the API gives it (it keeps the key, the filter and the page size).
- * @param {string} firstUrl
- * @param {(places: Place[], pages: number) => void} onPage called after each page with everything so far
+ * How many places the tiles hold: the one tile of zoom 0, whose clusters' counts and places add up to
+ * every place of the list (as GeoJSON, one small request).
+ * @param {string} listId
+ * @param {string} key
  */
-async function loadAllPlaces(firstUrl, onPage) {
-  /** @type {Place[]} */
-  const places = [];
-  let url = /** @type {string | undefined} */ (firstUrl);
-  let pages = 0;
-  while (url) {
-    /** @type {PlacePage} */
-    const page = await getJson(url);
-    places.push(...page.features);
-    pages += 1;
-    onPage(places, pages);
-    url = page.links?.find((link) => link.rel === "next")?.href;
-  }
-  return places;
+async function countPlaces(listId, key) {
+  /** @type {{ features: { properties: { point_count?: number } }[] }} */
+  const tile = await getJson(apiUrl("/v3.0/tiles/0/0/0.geojson", { list: listId }, key));
+  return tile.features.reduce((sum, feature) => sum + (feature.properties.point_count ?? 1), 0);
 }
 
 // --- Descriptions ---------------------------------------------------------------------------
@@ -332,22 +322,18 @@ async function showEvents(section, placeId, key) {
 // --- The map --------------------------------------------------------------------------------
 
 /**
- * The source (clustered) and its three layers, added whenever a style loads.
+ * The source (the list's vector tiles) and its three layers, added whenever a style loads.
  * @param {MapLibreMap} map
- * @param {Place[]} places
+ * @param {TileJson} tileJson
  */
-function addPlaces(map, places) {
-  map.addSource(SOURCE, {
-    type: "geojson",
-    data: { type: "FeatureCollection", features: places },
-    cluster: true,
-    clusterRadius: 48,
-    clusterMaxZoom: 15,
-  });
+function addPlaces(map, tileJson) {
+  const { tiles, minzoom, maxzoom, bounds } = tileJson;
+  map.addSource(SOURCE, { type: "vector", tiles, minzoom, maxzoom, bounds });
   map.addLayer({
     id: "clusters",
     type: "circle",
     source: SOURCE,
+    "source-layer": LAYER,
     filter: ["has", "point_count"],
     paint: {
       "circle-color": ["step", ["get", "point_count"], "#5b8def", 10, "#3867d6", 50, "#1e3f99"],
@@ -360,6 +346,7 @@ function addPlaces(map, places) {
     id: "cluster-counts",
     type: "symbol",
     source: SOURCE,
+    "source-layer": LAYER,
     filter: ["has", "point_count"],
     layout: { "text-field": ["get", "point_count_abbreviated"], "text-size": 13, "text-allow-overlap": true },
     paint: { "text-color": "#ffffff" },
@@ -368,6 +355,7 @@ function addPlaces(map, places) {
     id: "places",
     type: "circle",
     source: SOURCE,
+    "source-layer": LAYER,
     filter: ["!", ["has", "point_count"]],
     paint: {
       "circle-color": "#e8453c",
@@ -379,38 +367,45 @@ function addPlaces(map, places) {
 }
 
 /**
- * Moves the camera to show every place.
- * @param {MapLibreMap} map
- * @param {Place[]} places
+ * The bounds of the XYZ tile `z/x/y`, as [[west, south], [east, north]].
+ * @param {number} z
+ * @param {number} x
+ * @param {number} y
+ * @returns {[[number, number], [number, number]]}
  */
-function fitPlaces(map, places) {
-  if (places.length === 0) return;
-  const bounds = new maplibregl.LngLatBounds();
-  for (const place of places) {
-    const [longitude = 0, latitude = 0] = place.geometry.coordinates;
-    bounds.extend([longitude, latitude]);
-  }
-  map.fitBounds(bounds, { padding: 48, maxZoom: 15, animate: false });
+function tileBounds(z, x, y) {
+  const n = 2 ** z;
+  const latitude = (/** @type {number} */ row) => (Math.atan(Math.sinh(Math.PI * (1 - (2 * row) / n))) * 180) / Math.PI;
+  return [
+    [(x / n) * 360 - 180, latitude(y + 1)],
+    [((x + 1) / n) * 360 - 180, latitude(y)],
+  ];
 }
 
 /**
- * Clicks: a cluster zooms in until it splits; a place opens its popup.
+ * Clicks: a cluster zooms into the bin it fills (its id names that bin's tile), where its places spread
+ * out; a place opens its popup, read from the API.
  * @param {MapLibreMap} map
- * @param {Map<number, Place>} byId
  * @param {string} key
  */
-function handleClicks(map, byId, key) {
-  map.on("click", "clusters", async (event) => {
-    const cluster = /** @type {MapGeoJSONFeature | undefined} */ (event.features?.[0]);
-    if (!cluster || cluster.geometry.type !== "Point") return;
-    const source = /** @type {GeoJSONSource} */ (map.getSource(SOURCE));
-    const zoom = await source.getClusterExpansionZoom(Number(cluster.properties.cluster_id));
-    const [longitude = 0, latitude = 0] = cluster.geometry.coordinates;
-    map.easeTo({ center: [longitude, latitude], zoom });
+function handleClicks(map, key) {
+  map.on("click", "clusters", (event) => {
+    const id = Number(event.features?.[0]?.properties.cluster_id);
+    if (!Number.isSafeInteger(id) || id < CLUSTER_BASE) return;
+    const z = (id - CLUSTER_BASE) % 32;
+    const cell = (id - CLUSTER_BASE - z) / 32;
+    map.fitBounds(tileBounds(z, cell % 2 ** z, Math.floor(cell / 2 ** z)), { padding: 48 });
   });
-  map.on("click", "places", (event) => {
-    const place = byId.get(Number(event.features?.[0]?.id));
-    if (!place) return;
+  map.on("click", "places", async (event) => {
+    const id = Number(event.features?.[0]?.id);
+    if (!Number.isSafeInteger(id) || id >= CLUSTER_BASE) return;
+    /** @type {Place} */
+    let place;
+    try {
+      place = await getJson(apiUrl(`/v3.0/pinpoints/${id}`, { format: "geojson" }, key));
+    } catch {
+      return;
+    }
     const { article, events } = placeContent(place);
     const [longitude = 0, latitude = 0] = place.geometry.coordinates;
     new maplibregl.Popup({ maxWidth: "320px", focusAfterOpen: false })
@@ -426,7 +421,7 @@ function handleClicks(map, byId, key) {
 }
 
 async function main() {
-  const { listId, key, pageSize } = readAddress();
+  const { listId, key } = readAddress();
   if (!listId || !/^pk_[A-Za-z0-9_-]+$/.test(key)) {
     show("error", "This map's address needs a list id and a publishable key (?key=pk_…).");
     return;
@@ -442,44 +437,53 @@ async function main() {
   Object.assign(window, { liveMap: map });
   map.addControl(new maplibregl.NavigationControl({ showCompass: false }));
 
-  /** @type {Place[]} */
-  let places = [];
-  const byId = new Map();
+  /** @type {TileJson | undefined} */
+  let tileJson;
   let fellBack = false;
-  map.on("style.load", () => addPlaces(map, places));
+  // Whenever a style loads (the configured one, or the plain one after it failed), once the tiles are known.
+  const addIfReady = () => {
+    if (tileJson && map.isStyleLoaded() && !map.getSource(SOURCE)) addPlaces(map, tileJson);
+  };
+  map.on("style.load", addIfReady);
   map.on("error", (event) => {
     // A configured style that cannot be loaded: the places still show, on the plain background.
     if (styleUrl && !fellBack && !map.isStyleLoaded()) {
       fellBack = true;
       console.warn(`The map style ${styleUrl} could not be loaded; drawing a plain background.`, event.error);
       map.setStyle(PLAIN_STYLE);
+      return;
     }
+    // A tile the API refused (the key revoked meanwhile, too many requests): say so over the map.
+    if ("sourceId" in event && event.sourceId === SOURCE) show("error", "Some places could not be loaded.");
   });
-  handleClicks(map, byId, key);
+  handleClicks(map, key);
 
+  let places = 0;
   try {
     const list = await getJson(apiUrl(`/v3.0/lists/${listId}`, {}, key));
     document.title = `${list.name} – map`;
-    const first = apiUrl("/v3.0/pinpoints", { list: listId, limit: pageSize, format: "geojson" }, key);
-    places = await loadAllPlaces(first, (sofar, pages) => {
-      places = sofar;
-      body.dataset.pages = String(pages);
-      show("loading", `Loading places… ${sofar.length}`);
-      const source = /** @type {GeoJSONSource | undefined} */ (map.getSource(SOURCE));
-      void source?.setData({ type: "FeatureCollection", features: sofar });
-    });
+    tileJson = /** @type {TileJson} */ (await getJson(apiUrl("/v3.0/tiles.json", { list: listId }, key)));
+    places = await countPlaces(listId, key);
   } catch (error) {
     show("error", error instanceof ApiFailure ? error.message : "The map could not be loaded.");
     if (!(error instanceof ApiFailure)) console.error(error);
     return;
   }
-  for (const place of places) byId.set(place.id, place);
-  const source = /** @type {GeoJSONSource | undefined} */ (map.getSource(SOURCE));
-  // Before the style has loaded, style.load adds the source with every place.
-  if (source) await source.setData({ type: "FeatureCollection", features: places });
-  body.dataset.loaded = String(places.length);
-  fitPlaces(map, places);
-  map.once("idle", () => show("ready", places.length === 0 ? "This list has no places yet." : ""));
+  body.dataset.loaded = String(places);
+  if (places > 0) {
+    const [west, south, east, north] = tileJson.bounds;
+    map.fitBounds(
+      [
+        [west, south],
+        [east, north],
+      ],
+      { padding: 48, maxZoom: 15, animate: false },
+    );
+  }
+  addIfReady();
+  map.once("idle", () => {
+    if (body.dataset.state === "loading") show("ready", places === 0 ? "This list has no places yet." : "");
+  });
   map.triggerRepaint();
 }
 
