@@ -8,6 +8,13 @@ declare module "autocannon" {
     connections?: number;
     duration?: number;
     timeout?: number;
+    /** Replaces `[<id>]` in the request (URL included) with a fresh id per request. */
+    idReplacement?: boolean;
+    /** Called with each connection's client; `headers` fires with the parser's raw header list. */
+    setupClient?: (client: Client) => void;
+  };
+  type Client = {
+    on(event: "headers", listener: (info: { statusCode: number; headers: string[] }) => void): void;
   };
   type Result = {
     duration: number;

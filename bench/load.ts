@@ -14,6 +14,10 @@ export type LoadRequest = {
   headers?: Record<string, string>;
   /** Path of a file holding the request body (large bodies do not travel over IPC). */
   bodyFile?: string;
+  /** Every `[<id>]` in the URL becomes a fresh unique id per request (autocannon's `idReplacement`). */
+  uniqueIds?: boolean;
+  /** A response header whose values are counted, e.g. `cache-status` to prove every answer was a hit. */
+  countHeader?: string;
   connections: number;
   seconds: number;
 };
@@ -28,6 +32,8 @@ export type LoadResult = {
   non2xx: number;
   errors: number;
   statuses: Record<string, number>;
+  /** How many responses carried each value of `countHeader` (`(none)`: without it). */
+  headerValues?: Record<string, number>;
 };
 
 function percentile(sorted: Float64Array, p: number): number {
@@ -39,6 +45,14 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
   const body = request.bodyFile ? readFileSync(request.bodyFile) : undefined;
   let latencies = new Float64Array(1 << 14);
   let count = 0;
+  const counted = request.countHeader?.toLowerCase();
+  const headerValues: Record<string, number> = {};
+  // Read off the parser's raw headers ([name, value, ...]) as each response's head arrives: no body is kept.
+  const countValues = ({ headers }: { headers: string[] }) => {
+    let value = "(none)";
+    for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() === counted) value = headers[i + 1]!;
+    headerValues[value] = (headerValues[value] ?? 0) + 1;
+  };
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -49,6 +63,8 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
         connections: request.connections,
         duration: request.seconds,
         timeout: 30,
+        idReplacement: request.uniqueIds ?? false,
+        ...(counted && { setupClient: (client) => client.on("headers", countValues) }),
       },
       (error, result) => {
         if (error) return reject(error);
@@ -70,6 +86,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
               (stat as { count: number }).count,
             ]),
           ),
+          ...(counted && { headerValues }),
         });
       },
     );

@@ -112,7 +112,7 @@ function summarize(profile: Profile, sourceOf: (line: number) => string, request
 
 const dir = mkdtempSync(join(tmpdir(), "poi-profile-"));
 const inspectorPort = await freePort();
-const stack = await startStack(dir, { inspectorPort, minify: false });
+const stack = await startStack(dir, { inspectorPort, minify: false, publicMaps: true });
 try {
   const groups = await buildGroups(stack.rt, stack.seeded, stack.token, dir);
   const target = groups.flatMap((g) => g.targets).find((t) => t.key === key);
@@ -124,8 +124,14 @@ try {
     title: string;
     webSocketDebuggerUrl: string;
   }[];
-  // The isolate that answers the scenario: a baseline Worker's, or the service's.
-  const worker = key.startsWith("bare-") ? "bare" : key === "constant" ? "constant" : "api";
+  // The isolate that answers the scenario: a baseline Worker's, or the service's (with or without the limiter).
+  const worker = key.startsWith("bare-")
+    ? "bare"
+    : key === "constant"
+      ? "constant"
+      : key.endsWith("-unlimited")
+        ? "unlimited"
+        : "api";
   const api = targets.find((t) => t.title.includes(worker) || t.id.includes(worker));
   if (!api) throw new Error(`no inspector target for the Worker: ${JSON.stringify(targets)}`);
   const session = await devtools(api.webSocketDebuggerUrl.replace("localhost", "127.0.0.1"));

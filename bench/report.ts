@@ -6,6 +6,7 @@ import { resolve } from "node:path";
 import type { ImportReport } from "./import.ts";
 import type { LoadResult } from "./load.ts";
 import type { MemoryReport } from "./memory.ts";
+import type { FreshnessReport } from "./public.ts";
 
 /** One measurement: the load generator's figures plus workerd's CPU time per request. */
 export type RunResult = LoadResult & { workerdCpuMsPerRequest: number };
@@ -20,10 +21,15 @@ export type TargetResult = {
   p99: number;
   /** CPU time workerd (the Worker, D1 and R2 together) spent per request: robust to a busy machine. */
   cpuMsPerRequest: number;
-  /** Median over the rounds of this target's req/s divided by the group baseline's in the same round. */
+  /** Median over the rounds of this target's req/s divided by the group baseline's (or `versus`'s) in the same round. */
   ratio: number;
+  /** The target the ratio is against, when not the group's first. */
+  versus?: string;
   /** Non-2xx responses and socket errors over all rounds: anything but 0 voids the row. */
   invalid: number;
+  /** The header value every response had to carry, and how many did not: anything but 0 voids the row. */
+  expected?: { header: string; value: string };
+  unexpected?: number;
 };
 
 export type GroupResult = {
@@ -48,6 +54,8 @@ export type Report = {
   groups: GroupResult[];
   /** `cpuValue`: the same ratio from workerd CPU per request (baseline's ÷ target's). */
   goals: { what: string; goal: string; value: number; cpuValue: number; met: boolean | null }[];
+  /** Write-to-visible latency, when the public group ran. */
+  freshness?: FreshnessReport;
   /** The import group, when it ran (BENCH_GROUPS=import). */
   import?: ImportReport;
   totalSeconds: number;
@@ -95,8 +103,9 @@ export function renderReport(report: Report): string {
   lines.push("|---|---|---:|---:|---:|---:|---:|");
   for (const group of report.groups) {
     for (const t of group.targets) {
-      const ratio = t.key === group.baseline ? "baseline" : fmt(t.ratio, 2);
-      const flag = t.invalid ? ` (${t.invalid} non-2xx/errors)` : "";
+      const ratio = t.key === group.baseline ? "baseline" : `${fmt(t.ratio, 2)}${t.versus ? ` vs ${t.versus}` : ""}`;
+      const unexpected = t.unexpected ? ` (${t.unexpected} without ${t.expected!.header}: ${t.expected!.value})` : "";
+      const flag = (t.invalid ? ` (${t.invalid} non-2xx/errors)` : "") + unexpected;
       lines.push(
         `| ${group.name} | ${t.label}${flag} | ${fmt(t.rps)} | ${fmt(t.p50, 2)} | ${fmt(t.p99, 2)} | ${ratio} | ${fmt(t.cpuMsPerRequest, 2)} |`,
       );
@@ -136,10 +145,55 @@ export function renderReport(report: Report): string {
       `| ${r.label} | ${fmt(r.uploads[0]!.idleBytes / MiB)} MiB | ${fmt(r.coldAddedBytes / MiB, 1)} MiB (${fmt(r.coldAddedBytes / mem.payloadBytes, 2)}×) | ${fmt(r.warmAddedBytes / MiB, 1)} MiB (${fmt(r.warmAddedBytes / mem.payloadBytes, 2)}×) |`,
     );
   }
+  const publicMaps = report.groups.find((g) => g.name === "public");
+  if (publicMaps) lines.push("", ...renderPublic(publicMaps, report.freshness));
   if (report.import) lines.push("", ...renderImport(report.import));
   lines.push("");
   lines.push(`Total time: ${fmt(report.totalSeconds)} s.`);
   return lines.join("\n");
+}
+
+/**
+ * The public group read two ways: where a hit's time goes (the ceiling, the runtime's Cache API alone,
+ * with the limiter, then the service), and what a write takes to show.
+ */
+export function renderPublic(group: GroupResult, freshness: FreshnessReport | undefined): string[] {
+  const runs = (key: string) => group.runs[key] ?? [];
+  const medianOf = (values: number[]) => {
+    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length === 0 ? NaN : sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const ratio = (a: string, b: string) => medianOf(runs(a).map((r, i) => r.rps / (runs(b)[i]?.rps ?? NaN)));
+  const cpu = (key: string) => medianOf(runs(key).map((r) => r.workerdCpuMsPerRequest));
+  const row = (what: string, a: string, b: string) =>
+    `| ${what} | ${fmt(ratio(a, b), 2)} | ${fmt(cpu(a), 3)} | ${fmt(cpu(b), 3)} | ${fmt(cpu(a) - cpu(b), 3)} |`;
+  const lines = [
+    "| public maps: A against B | req/s A ÷ B | CPU ms/req A | CPU ms/req B | A − B (ms) |",
+    "|---|---:|---:|---:|---:|",
+    row("bare Cache API hit ÷ constant JSON", "bare-cache-hit", "constant"),
+    row("cache hit with a key, no limiter bound ÷ bare Cache API hit", "public-hit-unlimited", "bare-cache-hit"),
+    row("bare rate limiter + Cache API hit ÷ bare Cache API hit", "bare-public-hit", "bare-cache-hit"),
+    row("cache hit with a key ÷ bare rate limiter + Cache API hit", "public-hit", "bare-public-hit"),
+    row("cache hit with a key ÷ constant JSON (goal >= 0.8)", "public-hit", "constant"),
+    row("bare miss (limiter, Cache API, page, put) ÷ bare list page of 50", "bare-public-miss", "bare-list-page-50"),
+    row("miss with a key ÷ bare miss", "public-miss", "bare-public-miss"),
+    row("miss with a key ÷ bare list page of 50 (goal >= 0.7)", "public-miss", "bare-list-page-50"),
+  ];
+  if (freshness) {
+    const met = freshness.p99 <= 5000 && freshness.unseen === 0;
+    const shownBy = Object.entries(freshness.firstShownBy)
+      .map(([by, n]) => `${n} × \`${by}\``)
+      .join(", ");
+    lines.push(
+      "",
+      `Write to visible (${freshness.samples.length} writes, ${freshness.readers} readers polling every ${freshness.pollGapMs} ms): ` +
+        `p50 ${fmt(freshness.p50)} ms, p90 ${fmt(freshness.p90)} ms, p99 ${fmt(freshness.p99)} ms, max ${fmt(freshness.max)} ms ` +
+        `(goal p99 <= 5 s: ${met ? "met" : "NOT met"}); never seen: ${freshness.unseen}; a reader stepping back: ${freshness.wentBack}; ` +
+        `first shown by ${shownBy}; the PUT itself: p50 ${fmt(freshness.writeP50, 1)} ms, p99 ${fmt(freshness.writeP99, 1)} ms.`,
+    );
+  }
+  return lines;
 }
 
 function renderImport(r: ImportReport): string[] {

@@ -7,10 +7,12 @@
  *
  * Settings (environment): BENCH_SECONDS (5), BENCH_ROUNDS (3),
  * BENCH_CONNECTIONS (16), BENCH_GROUPS (comma-separated group names; all but
- * `scale`, which takes about eight minutes: bench/scale.ts, with
+ * `scale`, which takes about fifteen minutes: bench/scale.ts, with
  * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS, nor `import`, a million places
  * imported from a file and exported again in four to six minutes, after the
- * other groups: bench/import.ts, with BENCH_IMPORT_PLACES).
+ * other groups: bench/import.ts, with BENCH_IMPORT_PLACES),
+ * BENCH_FRESHNESS_SAMPLES (100 writes timed to visible by the `public` group:
+ * bench/public.ts).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -30,6 +32,7 @@ import {
 } from "./runtime.ts";
 import { measureMemory } from "./memory.ts";
 import { runImportGroup } from "./import.ts";
+import { measureFreshness } from "./public.ts";
 import { GOALS, buildGroups, type Group } from "./scenarios.ts";
 import { measureScale, renderScale } from "./scale.ts";
 import { SCALE } from "./seed.ts";
@@ -41,13 +44,17 @@ const settings = {
   connections: Number(process.env.BENCH_CONNECTIONS ?? 16),
   groups: process.env.BENCH_GROUPS?.split(",").filter(Boolean) ?? null,
   importPlaces: Number(process.env.BENCH_IMPORT_PLACES ?? 1_000_000),
+  freshnessSamples: Number(process.env.BENCH_FRESHNESS_SAMPLES ?? 100),
 };
 /** The scale and import groups write a million rows each: only when asked for by name. */
 const withScale = settings.groups?.includes("scale") ?? false;
 const withImport = settings.groups?.includes("import") ?? false;
 const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale");
+/** Eight targets and a hundred writes timed to visible: about four minutes. */
+const withPublic = settings.groups?.includes("public") ?? true;
 /** Whatever happens, the run ends before this; the long groups have budgets of their own on top. */
-const DEADLINE_MS = ((otherGroups ? 9.5 : 0) + (withScale ? 30 : 0) + (withImport ? 20 : 0)) * 60 * 1000;
+const DEADLINE_MS =
+  ((otherGroups ? 9.5 : 0) + (withPublic ? 5 : 0) + (withScale ? 30 : 0) + (withImport ? 20 : 0)) * 60 * 1000;
 const started = performance.now();
 const dir = mkdtempSync(join(tmpdir(), "poi-bench-"));
 const log = (message: string) =>
@@ -174,20 +181,35 @@ async function runGroups(
     for (let round = 0; round < settings.rounds; round++) {
       for (const target of group.targets) {
         const cpuBefore = pid === null ? NaN : cpuMillisOf(pid);
-        const result = await load.run({ ...target.request, ...base, seconds: settings.seconds });
+        const result = await load.run({
+          ...target.request,
+          ...base,
+          seconds: settings.seconds,
+          ...(target.expect && { countHeader: target.expect.header }),
+        });
         const cpuMs = (pid === null ? NaN : cpuMillisOf(pid)) - cpuBefore;
         const run = { ...result, workerdCpuMsPerRequest: cpuMs / result.requests };
         runs.get(target.key)!.push(run);
+        const values = run.headerValues ? `, ${target.expect!.header} ${JSON.stringify(run.headerValues)}` : "";
         log(
           `  ${target.key} round ${round + 1}: ${run.rps.toFixed(0)} req/s, p50 ${run.p50.toFixed(2)} ms, ` +
-            `workerd CPU ${run.workerdCpuMsPerRequest.toFixed(2)} ms/request`,
+            `workerd CPU ${run.workerdCpuMsPerRequest.toFixed(2)} ms/request${values}`,
         );
       }
     }
     const baseline = group.targets[0]!;
     const targets: TargetResult[] = group.targets.map((target) => {
       const mine = runs.get(target.key)!;
-      const theirs = runs.get(baseline.key)!;
+      const theirs = runs.get(target.versus ?? baseline.key)!;
+      // Responses without the header value the target exists to measure (a hit that was not one).
+      const unexpected = target.expect
+        ? mine.reduce(
+            (n, r) =>
+              n +
+              Object.entries(r.headerValues ?? {}).reduce((m, [v, k]) => (v === target.expect!.value ? m : m + k), 0),
+            0,
+          )
+        : 0;
       return {
         key: target.key,
         label: target.label,
@@ -197,7 +219,9 @@ async function runGroups(
         p99: median(mine.map((r) => r.p99)),
         cpuMsPerRequest: median(mine.map((r) => r.workerdCpuMsPerRequest)),
         ratio: median(mine.map((r, i) => r.rps / theirs[i]!.rps)),
+        ...(target.versus && { versus: target.versus }),
         invalid: mine.reduce((n, r) => n + r.non2xx + r.errors, 0),
+        ...(target.expect && { expected: target.expect, unexpected }),
       };
     });
     results.push({ name: group.name, baseline: baseline.key, targets, runs: Object.fromEntries(runs) });
@@ -237,7 +261,7 @@ async function writeResult(path: string, value: unknown) {
 
 async function main() {
   log(`settings: ${JSON.stringify(settings)}`);
-  if (!withScale) log("the scale group (about eight minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
+  if (!withScale) log("the scale group (about fifteen minutes) runs only when named: BENCH_GROUPS=scale npm run bench");
   const bundle = buildBundle(join(dir, "bundle"));
   log(`bundle: ${bundle.bytes} bytes, ${bundle.gzipBytes} gzip (${bundle.wranglerReport ?? "no wrangler report"})`);
   if (otherGroups) await runMain(bundle);
@@ -259,7 +283,7 @@ async function runMain(bundle: Bundle) {
     `memory: ${memory.receivers.map((r) => `${r.receiver} cold +${(r.coldAddedBytes / 2 ** 20).toFixed(1)} MiB, warm +${(r.warmAddedBytes / 2 ** 20).toFixed(1)} MiB`).join("; ")}`,
   );
 
-  const { rt, seeded, token, readyMs } = await startStack(dir, { bundle });
+  const { rt, seeded, token, readyMs } = await startStack(dir, { bundle, publicMaps: true });
   cleanups.push(() => rt.dispose());
   log(`runtime ready in ${readyMs.toFixed(0)} ms; workerd pid ${rt.workerdPid}`);
   log(`seeded ${JSON.stringify(seeded.rows)} in ${seeded.millis.toFixed(0)} ms`);
@@ -270,6 +294,13 @@ async function runMain(bundle: Bundle) {
     const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
     const load = startLoad();
     const groupResults = await runGroups(groups, load, rt.workerdPid);
+
+    // After every load group: its writes would move the key's head under their rounds.
+    const freshnessSetup = groups.find((g) => g.freshness)?.freshness;
+    if (freshnessSetup) log(`public: ${settings.freshnessSamples} writes timed to visible`);
+    const freshness = freshnessSetup && (await measureFreshness(freshnessSetup, settings.freshnessSamples, log));
+    if (freshness)
+      log(`public: write to visible p50 ${freshness.p50.toFixed(0)} ms, p99 ${freshness.p99.toFixed(0)} ms`);
 
     const imported = withImport
       ? await runImportGroup(rt, (await rt.mf.getD1Database("DB", "api")) as never, dir, settings.importPlaces, log)
@@ -285,11 +316,24 @@ async function runMain(bundle: Bundle) {
       memory,
       groups: groupResults,
       goals: evaluateGoals(groupResults),
+      ...(freshness && { freshness }),
       ...(imported && { import: imported }),
       totalSeconds: 0,
     };
     report.totalSeconds = (performance.now() - started) / 1000;
     await writeResult("bench/results/latest.json", report);
+    const publicMaps = groupResults.find((g) => g.name === "public");
+    if (publicMaps && freshness) {
+      await writeResult("bench/results/public.json", {
+        date: report.date,
+        machine: report.machine,
+        settings: report.settings,
+        bundle: report.bundle,
+        group: publicMaps,
+        goals: report.goals.filter((g) => GOALS.some((goal) => goal.group === "public" && goal.what === g.what)),
+        freshness,
+      });
+    }
     if (imported)
       await writeResult("bench/results/import.json", { date: report.date, machine: report.machine, ...imported });
     printReport(report);

@@ -16,6 +16,15 @@ import { unstable_readConfig } from "wrangler";
 const DB_ID = "bench-db";
 export const SIGNING_KEY = "bench-signing-key-0123456789abcdef0123456789";
 
+/**
+ * The publishable keys' limiter, bound for the public group as wrangler.toml binds it (so every
+ * public request counts, hits included) but with a limit no run reaches: one load generator is one
+ * viewer address, and 600 a minute would measure 429s. The other limiters stay unbound, as in every
+ * run before them; no other group's requests reach this one.
+ */
+export const PUBLIC_LIMIT = { limit: 1_000_000_000, period: 60 } as const;
+const publicLimiter = { PUBLIC_LIMITER: { namespace_id: "1204", simple: PUBLIC_LIMIT } };
+
 export type Bundle = { path: string; dir: string; bytes: number; gzipBytes: number; wranglerReport: string | null };
 
 /** Environment for wrangler: never phone home from a benchmark. */
@@ -67,6 +76,8 @@ export function buildBundle(
 export type Runtime = {
   mf: Miniflare;
   api: URL;
+  /** The service without the publishable keys' limiter (with `publicMaps`). */
+  unlimited: URL;
   constant: URL;
   bare: URL;
   reference: URL;
@@ -75,10 +86,12 @@ export type Runtime = {
 };
 
 /**
- * `api`: the service; `baselines`: the constant and bare-D1 Workers; `reference`:
- * the constant Worker with the service's bindings, to tell its startup cost apart.
+ * `api`: the service; `baselines`: the constant and bare-D1 Workers; `reference`: the constant
+ * Worker with the service's bindings, to tell its startup cost apart; `publicMaps`: the public
+ * group's setup, the limiter bound to the service and the bare Worker, and the service once more
+ * without it (`unlimited`), so the local limiter's cost can be told apart (bench/public.ts).
  */
-type Workers = { api?: Bundle; baselines?: boolean; reference?: boolean; inspectorPort?: number };
+type Workers = { api?: Bundle; baselines?: boolean; reference?: boolean; publicMaps?: boolean; inspectorPort?: number };
 
 const quietLog = () => new Log(LogLevel.WARN);
 
@@ -95,15 +108,27 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   const storage = { d1Databases: { DB: DB_ID }, r2Buckets: { MEDIA: "bench-media" } };
   const list: Record<string, unknown>[] = [];
   if (workers.api) {
-    list.push({
-      name: "api",
+    const service = {
       ...compat,
       modules: bundleModules(workers.api),
       modulesRoot: workers.api.dir,
-      bindings: { ...config.vars, TOKEN_SIGNING_KEY: SIGNING_KEY },
       ...storage,
       unsafeDirectSockets: socket,
+    };
+    list.push({
+      ...service,
+      name: "api",
+      bindings: {
+        ...config.vars,
+        TOKEN_SIGNING_KEY: SIGNING_KEY,
+        // What RateLimit-Policy states: the binding's limit, as wrangler.toml keeps them equal.
+        ...(workers.publicMaps && { RATE_LIMIT_PUBLIC: `${PUBLIC_LIMIT.limit}/${PUBLIC_LIMIT.period}` }),
+      },
+      ...(workers.publicMaps && { ratelimits: publicLimiter }),
     });
+    if (workers.publicMaps) {
+      list.push({ ...service, name: "unlimited", bindings: { ...config.vars, TOKEN_SIGNING_KEY: SIGNING_KEY } });
+    }
   }
   if (workers.reference) {
     list.push({
@@ -116,7 +141,13 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   }
   if (workers.baselines) {
     list.push({ ...base, name: "constant", scriptPath: "bench/baselines/constant.js" });
-    list.push({ ...base, ...storage, name: "bare", scriptPath: "bench/baselines/bare-d1.js" });
+    list.push({
+      ...base,
+      ...storage,
+      ...(workers.publicMaps && { ratelimits: publicLimiter }),
+      name: "bare",
+      scriptPath: "bench/baselines/bare-d1.js",
+    });
   }
   const mf = new Miniflare(
     convertV4MiniflareOptions({
@@ -149,10 +180,12 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   try {
     await mf.ready;
     const url = (name: string) => (list.some((w) => w.name === name) ? mf.unsafeGetDirectURL(name) : null);
-    const [api, constant, bare, reference] = await Promise.all(["api", "constant", "bare", "reference"].map(url));
+    const names = ["api", "unlimited", "constant", "bare", "reference"];
+    const [api, unlimited, constant, bare, reference] = await Promise.all(names.map(url));
     return {
       mf,
       api: api!,
+      unlimited: unlimited!,
       constant: constant!,
       bare: bare!,
       reference: reference!,

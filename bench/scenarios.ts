@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LoadRequest } from "./load.ts";
+import { publicGroup, type FreshnessSetup } from "./public.ts";
 import type { Runtime } from "./runtime.ts";
 import type { Seeded } from "./seed.ts";
 
@@ -16,9 +17,14 @@ export type Target = {
   request: Omit<LoadRequest, "connections" | "seconds">;
   /** The status every response must have for the run to count. */
   status: number;
+  /** The target its ratio is taken against, in the same round; the group's first by default. */
+  versus?: string;
+  /** A header every response must carry with this value for the run to count (e.g. a cache hit). */
+  expect?: { header: string; value: string };
 };
 
-export type Group = { name: string; targets: Target[] };
+/** `freshness`: the group also measures write-to-visible latency after its rounds (bench/public.ts). */
+export type Group = { name: string; targets: Target[]; freshness?: FreshnessSetup };
 
 /** A goal from the issue, checked against medians of per-round figures. */
 export type Goal = {
@@ -77,6 +83,24 @@ export const GOALS: Goal[] = [
     versus: "get",
     kind: "p50-multiple",
     limit: 10,
+  },
+  {
+    what: "public page from the cache (key, list page of 50) vs constant JSON",
+    goal: ">= 0.8",
+    group: "public",
+    target: "public-hit",
+    versus: "constant",
+    kind: "rps-ratio",
+    limit: 0.8,
+  },
+  {
+    what: "public page, every request a miss, vs bare D1 list page of 50",
+    goal: ">= 0.7",
+    group: "public",
+    target: "public-miss",
+    versus: "bare-list-page-50",
+    kind: "rps-ratio",
+    limit: 0.7,
   },
 ];
 
@@ -267,6 +291,7 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
         ),
       ],
     },
+    await publicGroup(rt, seeded, token),
   ];
 }
 

@@ -5,16 +5,20 @@ import { migrate, seed, type Seeded } from "./seed.ts";
 
 export type Stack = { bundle: Bundle; rt: Runtime; seeded: Seeded; token: string; readyMs: number };
 
-/** Starts the Worker and the baselines on fresh state under `dir`, seeds it, and gets a token for account A. */
+/**
+ * Starts the Worker and the baselines on fresh state under `dir`, seeds it, and gets a token for account A.
+ * `publicMaps`: with what the public group measures too (bench/runtime.ts).
+ */
 export async function startStack(
   dir: string,
-  options: { bundle?: Bundle; inspectorPort?: number; minify?: boolean } = {},
+  options: { bundle?: Bundle; inspectorPort?: number; minify?: boolean; publicMaps?: boolean } = {},
 ): Promise<Stack> {
   const bundle = options.bundle ?? buildBundle(join(dir, "bundle"), { minify: options.minify });
   const t0 = performance.now();
   const rt = await startRuntime(join(dir, "state"), {
     api: bundle,
     baselines: true,
+    publicMaps: options.publicMaps,
     inspectorPort: options.inspectorPort,
   });
   const readyMs = performance.now() - t0;

@@ -7,7 +7,9 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { encodeCursor } from "../src/http/cursor";
+import { base64urlDecode, base64urlEncode, utf8 } from "../src/core/crypto";
+import { hmacSign, signingKeys } from "../src/core/signing";
+import { decodeCursor, encodeCursor } from "../src/http/cursor";
 import worker from "../src/index";
 import { allPages, caller, createList, createPinpoint, json, type Caller } from "./helpers";
 
@@ -152,6 +154,61 @@ describe("GET /v3.0/changes", () => {
     expect(foreign.status).toBe(400);
     expect((await bob.get("/v3.0/changes?cursor=garbage")).status).toBe(400);
     expect((await bob.get("/v3.0/changes?include=everything")).status).toBe(400);
+  });
+
+  it("a new feed starts at the account's own position, which other accounts' writes do not move", async () => {
+    const [quiet, busy] = [await caller(), await caller()];
+    const position = async (who: Caller) =>
+      (await decodeCursor(env, await start(who), `${who.accountId}:changes`)).key[0];
+    // An account that never wrote starts at 0, and stays there however much others write.
+    expect(await position(quiet)).toBe(0);
+    await createPinpoint(busy);
+    await createList(busy);
+    expect(await position(quiet)).toBe(0);
+    // Its own write moves it; the next writes of others do not.
+    await createPinpoint(quiet);
+    const own = await position(quiet);
+    expect(own).toBeGreaterThan(0);
+    await createPinpoint(busy);
+    expect(await position(quiet)).toBe(own);
+  });
+
+  it("cursors are opaque: neither JSON nor a sequence number can be read from them", async () => {
+    const who = await caller();
+    await createPinpoint(who);
+    const { entries, cursor } = await follow(who, await start(who));
+    expect(entries).toEqual([]);
+    const seq = (await decodeCursor(env, cursor, `${who.accountId}:changes`)).key[0];
+    expect(cursor).toMatch(/^[\w-]+$/);
+    const bytes = new TextDecoder("latin1").decode(base64urlDecode(cursor)!);
+    for (const plain of ['{"', '"k"', `[${seq},`]) expect(bytes).not.toContain(plain);
+  });
+
+  it("a tampered cursor is 400", async () => {
+    const cursor = await start(alice);
+    const flipped = cursor.slice(0, 5) + (cursor[5] === "A" ? "B" : "A") + cursor.slice(6);
+    const response = await alice.get(`/v3.0/changes?cursor=${encodeURIComponent(flipped)}`);
+    expect(response.status).toBe(400);
+    expect((await json(response)).type).toBe("urn:poi-api:problem:invalid_cursor");
+  });
+
+  it("a cursor of the readable form issued before cursors were encrypted is 410: resync", async () => {
+    // As the service signed them then: base64url JSON, a dot, the first 16 bytes of an HMAC.
+    const readable = async (scope: string, key: unknown[]) => {
+      const body = base64urlEncode(utf8.encode(JSON.stringify({ s: scope, d: "a", k: key })));
+      const signature = (await hmacSign((await signingKeys(env)).current, `cursor.${body}`)).subarray(0, 16);
+      return `${body}.${base64urlEncode(signature)}`;
+    };
+    const old = await readable(`${alice.accountId}:changes`, [1, Date.now()]);
+    const gone = await alice.get(`/v3.0/changes?cursor=${encodeURIComponent(old)}`);
+    expect(gone.status).toBe(410);
+    expect((await json(gone)).type).toBe("urn:poi-api:problem:cursor_expired");
+    // Only the account's own, untampered cursor of that form: anything else is invalid, as is an old page cursor.
+    expect((await bob.get(`/v3.0/changes?cursor=${encodeURIComponent(old)}`)).status).toBe(400);
+    const tampered = `${old.slice(0, -2)}${old.endsWith("AA") ? "AQ" : "AA"}`;
+    expect((await alice.get(`/v3.0/changes?cursor=${encodeURIComponent(tampered)}`)).status).toBe(400);
+    const page = await readable(`${alice.accountId}:pinpoints?`, [1]);
+    expect((await alice.get(`/v3.0/pinpoints?cursor=${encodeURIComponent(page)}`)).status).toBe(400);
   });
 
   it("a cursor older than the retention window is 410; the cron prunes old tombstones only", async () => {

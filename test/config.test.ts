@@ -216,6 +216,33 @@ describe("TOKEN_TTL_SECONDS", () => {
   });
 });
 
+describe("PUBLIC_ORIGIN", () => {
+  it("is an http(s) origin, spelled as URL.origin spells it; anything else is none", () => {
+    const origin = (value: unknown) => parseConfig({ PUBLIC_ORIGIN: value }).publicOrigin;
+    expect(origin("https://API.example.com/")).toBe("https://api.example.com");
+    expect(origin(" http://localhost:8787 ")).toBe("http://localhost:8787");
+    expect(origin("https://api.example.com:443")).toBe("https://api.example.com");
+    for (const bad of [
+      undefined,
+      "",
+      " ",
+      "api.example.com",
+      "ftp://api.example.com",
+      "https://api.example.com/v3.0",
+    ]) {
+      expect(origin(bad), String(bad)).toBeNull();
+    }
+    for (const bad of [
+      "https://api.example.com/?x=1",
+      "https://api.example.com/#x",
+      "https://u:p@api.example.com",
+      {},
+    ]) {
+      expect(origin(bad), String(bad)).toBeNull();
+    }
+  });
+});
+
 describe("malformed values", () => {
   it("fall back to the defaults", () => {
     for (const bad of ["abc", "-5", "0", "1.5", "", " ", "9007199254740993"]) {

@@ -1,7 +1,7 @@
 /**
  * Rotating the token signing key (docs/operations.md, "Rotating the signing
  * key"): tokens name their key by `kid`; after a rotation tokens and page
- * cursors signed with TOKEN_SIGNING_KEY_PREVIOUS keep working while it is set,
+ * cursors encrypted with TOKEN_SIGNING_KEY_PREVIOUS keep working while it is set,
  * stop working once it is removed, and in any case stop at their own expiry,
  * at most one token lifetime after the rotation. Requests go through the app
  * with the secrets of each phase of a rotation.
@@ -155,7 +155,7 @@ describe("signing key rotation", () => {
     await expectStatus(await getWith({ ...after, ttl }, "/v3.0/pinpoints", newToken), 200);
   });
 
-  it("follows page cursors signed with the previous key while it is set", async () => {
+  it("follows page cursors encrypted with the previous key while it is set", async () => {
     const client = await createClient();
     const oldToken = await tokenFrom(before, client);
     for (const name of ["a", "b", "c"]) {

@@ -5,7 +5,8 @@
  * Validity against the OpenAPI 3.1 schema is checked in Node by
  * scripts/test-docs.ts, since the validator reads its schemas from files.
  */
-import { exports } from "cloudflare:workers";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type * as z from "zod";
 import { app } from "../src/app";
@@ -72,6 +73,30 @@ describe("GET /v3.0/openapi.json", () => {
     expect(other.servers).toEqual([{ url: "https://elsewhere.example" }]);
   });
 
+  it("is cacheable only by the client when built from the request's Host", async () => {
+    const response = await call("/v3.0/openapi.json", { headers: { Host: "attacker.example" } });
+    expect(response.headers.get("Cache-Control")).toBe("private, max-age=300");
+    await response.body?.cancel();
+  });
+
+  it("names the configured PUBLIC_ORIGIN, whatever the Host, and is then publicly cacheable", async () => {
+    const ctx = createExecutionContext();
+    const response = await app.fetch(
+      new Request("https://attacker.example/v3.0/openapi.json"),
+      { ...env, PUBLIC_ORIGIN: "https://api.example.com/" } as unknown as Cloudflare.Env,
+      ctx,
+    );
+    await waitOnExecutionContext(ctx);
+    expect(response.status).toBe(200);
+    expect(response.headers.get("Cache-Control")).toBe("public, max-age=300");
+    const document = await response.json<Document>();
+    expect(document.servers).toEqual([{ url: "https://api.example.com" }]);
+    expect(document.components.securitySchemes.oauth2.flows.clientCredentials.tokenUrl).toBe(
+      "https://api.example.com/v3.0/oauth2/token",
+    );
+    expect(JSON.stringify(document)).not.toContain("attacker.example");
+  });
+
   it("documents every route the app serves, and only those", async () => {
     const document = await fetchDocument();
     const documented = operations(document).map(([method, path]) => `${method.toUpperCase()} ${path}`);
@@ -113,6 +138,19 @@ describe("GET /v3.0/openapi.json", () => {
         ...(publishable ? [{ publishableKey: [] }] : []),
       ]);
       expect(Object.keys(operation.responses)).toEqual(expect.arrayContaining(["401", "403"]));
+    }
+  });
+
+  it("states each route's body limit in its 413", async () => {
+    const document = await fetchDocument();
+    const tooLarge = (method: string, path: string) =>
+      (document.paths[path]![method]!.responses["413"] as { description: string }).description;
+    expect(tooLarge("post", "/v3.0/lists/{id}/pinpoints")).toContain("64 KiB (65,536 bytes)");
+    expect(tooLarge("delete", "/v3.0/lists/{id}/pinpoints")).toContain("64 KiB (65,536 bytes)");
+    expect(tooLarge("post", "/v3.0/lists")).toContain("604 KiB (618,496 bytes)");
+    for (const path of ["/v3.0/pinpoints", "/v3.0/categories", "/v3.0/events"]) {
+      expect(tooLarge("post", path)).toContain("`MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default");
+      expect(tooLarge("put", `${path}/{id}`)).toContain("`MAX_BODY_BYTES`");
     }
   });
 

@@ -1,8 +1,9 @@
 /**
  * Rate limits (src/http/rate-limit.ts) with the real Workers Rate Limiting
- * binding as Miniflare runs it: per client id on every authenticated route,
- * per client id and per client id + source address on the token endpoint,
- * 429 problem details with Retry-After, and the RateLimit fields.
+ * binding as Miniflare runs it: per client id on every authenticated route;
+ * on the token endpoint per source address before the secret is checked and
+ * per client id on tokens issued; 429 problem details with Retry-After, and
+ * the RateLimit fields.
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -13,7 +14,7 @@ import { addressKey } from "../src/http/rate-limit";
 import { BASE, basic, call, caller, createClient, type Caller, type TestClient } from "./helpers";
 
 const CLIENT_POLICY = "client;q=1200;w=60";
-const TOKEN_POLICY = "token;q=60;w=60, token-address;q=10;w=60";
+const TOKEN_POLICY = "token-address;q=30;w=60, token-client;q=60;w=60";
 
 /**
  * Miniflare's limiter counts in windows aligned to the clock (Date.now() / period). A test that must see
@@ -110,8 +111,8 @@ describe("the RateLimit-Policy field", () => {
   it("states both token policies on every token endpoint response", async () => {
     const client = await createClient();
     const responses = [
-      await tokenRequest(client, "192.0.2.1"),
-      await tokenRequest(client, "192.0.2.1", "wrong"),
+      await tokenRequest(client, "192.0.2.201"),
+      await tokenRequest(client, "192.0.2.201", "wrong"),
       await call("/v3.0/oauth2/token", { method: "POST" }),
     ];
     expect(responses.map((r) => r.status)).toEqual([200, 401, 400]);
@@ -176,37 +177,57 @@ describe("per client on authenticated routes", () => {
 });
 
 describe("on the token endpoint", () => {
-  it("limits a client id per source address, before the secret is checked", async () => {
+  it("limits a source address to 30 requests a minute, before the secret is checked", async () => {
     await windowWithRoom(15_000);
     const [client, other] = [await createClient(), await createClient()];
-    // Ten wrong guesses from one address use up that address's allowance for this client...
-    const guesses = await burst(10, () => tokenRequest(client, "198.51.100.7", "guess"));
-    expect(guesses).toEqual(Array(10).fill(401));
-    // ...so even the right secret is refused from there,
+    // Thirty wrong guesses from one address use up that address's allowance...
+    const guesses = await burst(30, () => tokenRequest(client, "198.51.100.7", "guess"));
+    expect(guesses).toEqual(Array(30).fill(401));
+    // ...so from there even the right secret is refused, for any client,
     await expectTooMany(await tokenRequest(client, "198.51.100.7"), "token-address;r=0;t=60");
-    // while the client from another address, and another client from the same address, are served.
+    await expectTooMany(await tokenRequest(other, "198.51.100.7"), "token-address;r=0;t=60");
+    // while the client from another address is served.
     expect((await tokenRequest(client, "198.51.100.8")).status).toBe(200);
-    expect((await tokenRequest(other, "198.51.100.7")).status).toBe(200);
   }, 60_000);
 
-  it("limits a client id to 60 requests a minute across addresses", async () => {
+  it("never refuses a client's right secret because others sent wrong ones", async () => {
+    await windowWithRoom(15_000);
+    const client = await createClient();
+    // More wrong secrets for this client id than the per-client limit, from several addresses.
+    const statuses: number[] = [];
+    for (let host = 1; host <= 3; host++) {
+      statuses.push(...(await burst(25, () => tokenRequest(client, `203.0.113.${host}`, "guess"))));
+    }
+    expect(statuses).toEqual(Array(75).fill(401));
+    // The owner, from its own address, still gets its token.
+    const response = await tokenRequest(client, "203.0.113.99");
+    expect(response.status).toBe(200);
+    await response.body?.cancel();
+  }, 60_000);
+
+  it("limits a client id to 60 tokens issued a minute, from any address", async () => {
     await windowWithRoom(15_000);
     const [client, other] = [await createClient(), await createClient()];
     const statuses: number[] = [];
-    for (let host = 1; host <= 6; host++) {
-      statuses.push(...(await burst(10, () => tokenRequest(client, `203.0.113.${host}`, "guess"))));
+    for (let host = 1; host <= 3; host++) {
+      statuses.push(...(await burst(20, () => tokenRequest(client, `192.0.2.${host}`))));
     }
-    expect(statuses).toEqual(Array(60).fill(401));
-    await expectTooMany(await tokenRequest(client, "203.0.113.99"), "token;r=0;t=60");
-    expect((await tokenRequest(other, "203.0.113.99")).status).toBe(200);
+    expect(statuses).toEqual(Array(60).fill(200));
+    await expectTooMany(await tokenRequest(client, "192.0.2.99"), "token-client;r=0;t=60");
+    // A refused secret is never counted against the client, and other clients are not affected.
+    const wrong = await tokenRequest(client, "192.0.2.98", "guess");
+    expect(wrong.status).toBe(401);
+    await wrong.body?.cancel();
+    expect((await tokenRequest(other, "192.0.2.99")).status).toBe(200);
   }, 60_000);
 
   it("counts an IPv6 /64 as one address", async () => {
     await windowWithRoom(15_000);
     const client = await createClient();
-    const hosts = Array.from({ length: 10 }, (_, i) => `2001:db8:a:b:${i.toString(16)}::1`);
+    const hosts = Array.from({ length: 30 }, (_, i) => `2001:db8:a:b:${i.toString(16)}::1`);
     const statuses = await Promise.all(hosts.map((host) => tokenRequest(client, host, "guess")));
-    expect(statuses.map((r) => r.status)).toEqual(Array(10).fill(401));
+    expect(statuses.map((r) => r.status)).toEqual(Array(30).fill(401));
+    await Promise.all(statuses.map((r) => r.body?.cancel()));
     await expectTooMany(await tokenRequest(client, "2001:db8:a:b::ffff"), "token-address;r=0;t=60");
     expect((await tokenRequest(client, "2001:db8:a:c::1")).status).toBe(200);
   }, 60_000);

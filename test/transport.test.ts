@@ -11,6 +11,7 @@ import { app } from "../src/app";
 import { defaults } from "../src/core/config";
 import type { AppEnv } from "../src/core/env";
 import { onError } from "../src/http/errors";
+import { DEFAULT_MAX_BODY_BYTES } from "../src/http/route-metadata";
 import { BASE, call, caller, createList, createPinpoint, type Caller } from "./helpers";
 
 type Problem = {
@@ -295,6 +296,112 @@ describe("body size", () => {
     });
     expect(response.status).toBe(201);
     await response.body?.cancel();
+  });
+});
+
+describe("body size per route", () => {
+  const limit = DEFAULT_MAX_BODY_BYTES;
+  /** Membership items of one pinpoint, in JSON text, `count` of them. */
+  const items = (id: number, count: number) => `[${Array(count).fill(`{"id":${id}}`).join(",")}]`;
+  let members: string;
+  let pinpoint: number;
+  beforeAll(async () => {
+    pinpoint = (await createPinpoint(a)).id;
+    members = `/v3.0/lists/${(await createList(a)).id}/pinpoints`;
+  });
+
+  it("is 64 KiB for JSON without media: a batch of 1,000 ids fits, with room to spare", async () => {
+    expect(limit).toBe(64 * 1024);
+    const batch = JSON.stringify(
+      Array.from({ length: 1000 }, () => ({ id: Number.MAX_SAFE_INTEGER })),
+      null,
+      4,
+    );
+    expect(batch.length).toBeLessThan(limit);
+    const response = await raw("POST", members, items(pinpoint, 1000), { "Content-Type": "application/json" });
+    expect(response.status).toBe(200);
+    await response.body?.cancel();
+  });
+
+  it("refuses a membership batch whose Content-Length is over its limit before reading the body", async () => {
+    // A body that would never end: the service must answer without reading it.
+    let pulled = 0;
+    const endless = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        controller.enqueue(new TextEncoder().encode(`{"id":${pinpoint}},`.repeat(1000)));
+      },
+    });
+    const response = await call(members, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${a.token}`,
+        "Content-Type": "application/json",
+        "Content-Length": String(limit + 1),
+      },
+      body: endless,
+      duplex: "half",
+    } as RequestInit);
+    const problem = await expectProblem(response, 413, "payload_too_large");
+    expect(problem.detail).toContain(String(limit));
+    expect(pulled).toBeLessThanOrEqual(2);
+    // The declared length is what counts: a short body behind it is not read either.
+    const short = await raw("DELETE", members, `[{"id":${pinpoint}}]`, {
+      "Content-Type": "application/json",
+      "Content-Length": String(limit + 1),
+    });
+    await expectProblem(short, 413, "payload_too_large");
+  });
+
+  it("refuses a chunked membership batch (no Content-Length) once it grows past its limit", async () => {
+    const chunk = new TextEncoder().encode(`{"id":${pinpoint}},`.repeat(100));
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode("["));
+      },
+      pull(controller) {
+        if (sent >= 100 * limit) return controller.close();
+        sent += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const init = {
+      method: "POST",
+      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "application/json" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit;
+    await expectProblem(await call(members, init), 413, "payload_too_large");
+    expect(sent).toBeGreaterThan(limit - chunk.byteLength);
+    expect(sent).toBeLessThan(limit + 64 * chunk.byteLength);
+  });
+
+  it("takes a list whose description is at its longest, escaped as \\u00e9 throughout", async () => {
+    const body = JSON.stringify({ name: "é".repeat(200), description: "é".repeat(100_000) }).replaceAll("é", "\\u00e9");
+    expect(body.length).toBeGreaterThan(600_000);
+    const response = await raw("POST", "/v3.0/lists", body, { "Content-Type": "application/json" });
+    expect(response.status).toBe(201);
+    await response.body?.cancel();
+    const over = await raw("POST", "/v3.0/lists", body + " ".repeat(20_000), { "Content-Type": "application/json" });
+    await expectProblem(over, 413, "payload_too_large");
+  });
+
+  it("is MAX_BODY_BYTES where a media file is taken, and never more than MAX_BODY_BYTES", async () => {
+    const padded = JSON.stringify(place) + " ".repeat(limit);
+    const created = await raw("POST", "/v3.0/pinpoints", padded, { "Content-Type": "application/json" });
+    expect(created.status).toBe(201);
+    await created.body?.cancel();
+    const small = (path: string, body: string) =>
+      fetchWith(
+        { MAX_BODY_BYTES: "100" },
+        new Request(new URL(path, BASE), {
+          method: "POST",
+          headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "application/json" },
+          body,
+        }),
+      );
+    await expectProblem(await small(members, items(pinpoint, 20)), 413, "payload_too_large");
   });
 });
 

@@ -1,8 +1,9 @@
 // Baseline: the cost of the storage alone. The bare SQL of the service's reads
 // and writes over the same D1 database, in a D1 session as the service runs
-// them, and the bare steps of an upload into R2, with no auth, validation,
-// cursor signing or mapping: what any Worker answering these requests with
-// read replication must pay on this runtime.
+// them, the bare steps of an upload into R2 and of a publicly cached page
+// (rate limiter and Cache API), with no auth, validation, cursor signing or
+// mapping: what any Worker answering these requests with read replication
+// must pay on this runtime.
 const PAGE = 20;
 const headers = { "Content-Type": "application/json" };
 const json = (value) => new Response(JSON.stringify(value), { headers });
@@ -69,21 +70,33 @@ async function decodeContentStreaming(request) {
 }
 
 export default {
-  async fetch(request, env) {
+  async fetch(request, env, ctx) {
     const url = new URL(request.url);
     const q = url.searchParams;
     // Every query runs in a D1 session and the bookmark goes back, as the service does for every
     // request (read replication, src/http/d1-session.ts): reads first-unconstrained, writes
     // first-primary. `?session=none` uses the plain binding, to show what a session costs here.
-    if (q.get("session") === "none") return answer(url, q, request, env, env.DB);
+    if (q.get("session") === "none") return answer(url, q, request, env, env.DB, ctx);
     const session = env.DB.withSession(WRITES.has(url.pathname) ? "first-primary" : "first-unconstrained");
-    const response = await answer(url, q, request, env, session);
+    const response = await answer(url, q, request, env, session, ctx);
     response.headers.set("X-D1-Bookmark", session.getBookmark() ?? "");
     return response;
   },
 };
 
-async function answer(url, q, request, env, db) {
+/** A keyset page of a list's members, joined to their rows: `limit` of them (20 by default). */
+async function listPage(db, q) {
+  const { results } = await db
+    .prepare(
+      `SELECT p.* FROM list_pinpoints AS lp JOIN pinpoints AS p ON p.id = lp.pinpoint_id
+       WHERE lp.list_id = ? AND lp.pinpoint_id > ? ORDER BY lp.pinpoint_id LIMIT ?`,
+    )
+    .bind(Number(q.get("list")), Number(q.get("after") ?? 0), Number(q.get("limit") ?? PAGE))
+    .all();
+  return { results };
+}
+
+async function answer(url, q, request, env, db, ctx) {
   switch (url.pathname) {
     // One row by primary key.
     case "/get":
@@ -110,16 +123,31 @@ async function answer(url, q, request, env, db) {
         .all();
       return json({ results });
     }
-    // A keyset page of a list's members, joined to their rows.
-    case "/list-page": {
-      const { results } = await db
-        .prepare(
-          `SELECT p.* FROM list_pinpoints AS lp JOIN pinpoints AS p ON p.id = lp.pinpoint_id
-           WHERE lp.list_id = ? AND lp.pinpoint_id > ? ORDER BY lp.pinpoint_id LIMIT ?`,
-        )
-        .bind(Number(q.get("list")), Number(q.get("after") ?? 0), PAGE)
-        .all();
-      return json({ results });
+    case "/list-page":
+      return json(await listPage(db, q));
+    // A list page as the public cache serves it (src/http/public-cache.ts), bare: the viewer
+    // counted by the rate limiter (`limiter=no` skips it), the Cache API asked, and on a miss the
+    // page read and stored while the answer goes out. The whole URL is the cache key, so a
+    // parameter the query ignores makes every request a miss.
+    case "/public-page": {
+      if (q.get("limiter") !== "no") {
+        const viewer = request.headers.get("CF-Connecting-IP") ?? "unknown";
+        if (!(await env.PUBLIC_LIMITER.limit({ key: `bare ${viewer}` })).success) {
+          return new Response("over the limit", { status: 429 });
+        }
+      }
+      const key = new Request(`${url.origin}/.bare-cache${url.pathname}${url.search}`);
+      const found = await caches.default.match(key);
+      // A cached answer's headers are immutable; the fetch handler adds one.
+      if (found) {
+        const hit = new Response(found.body, found);
+        hit.headers.set("Cache-Status", "bare; hit");
+        return hit;
+      }
+      const body = JSON.stringify(await listPage(db, q));
+      const stored = new Response(body, { headers: { ...headers, "Cache-Control": "max-age=3600" } });
+      ctx.waitUntil(caches.default.put(key, stored));
+      return new Response(body, { headers: { ...headers, "Cache-Status": "bare; fwd=miss; stored" } });
     }
     // One row written and read back.
     case "/insert":

@@ -46,7 +46,7 @@ function credentialOf(c: Context<AppEnv>): { credential: string | undefined; inQ
     );
   }
   if (header === undefined) return { credential: fromQuery ?? keyParam, inQuery: sent === 1 };
-  const [, scheme, credentials] = header.match(/^(\S+)(?: +(.*))?$/) ?? [];
+  const [, scheme, credentials] = header.match(/^(\S+)(?: +([^ ].*)?)?$/) ?? [];
   // §3.1: another scheme is no token at all, so no error code; a Bearer credential that is not a b64token is one.
   if (scheme?.toLowerCase() !== "bearer") {
     throw unauthorized("The Authorization header must use the Bearer scheme.", false);

@@ -4,43 +4,51 @@
  * (src/db/published.ts) on the operations that accept one, from the web
  * origins it allows.
  *
- * A key and the change-log heads (its account's and the whole log's) are read in one indexed query and
- * kept per isolate for FRESH_MS, so a request with a known key, a cache hit
- * included, reads no database. That lifetime bounds how long a revoked key
- * keeps working and how long a cached answer outlives a write (the head
- * versions every cached answer: src/http/public-cache.ts).
+ * A key and the newest changes of the log (its account's and everyone's) are
+ * read in one indexed query and kept per isolate for FRESH_MS, so a request
+ * with a known key, a cache hit included, reads no database. That lifetime
+ * bounds how long a revoked key keeps working and how long a cached answer
+ * outlives a write (those changes version every cached answer:
+ * src/http/public-cache.ts). An entry is read again in the background once
+ * it is REFRESH_MS old, so requests rarely wait for it.
  */
 import { sql } from "drizzle-orm";
-import { clock } from "../core/clock";
 import type { Context } from "hono";
+import { clock } from "../core/clock";
 import type { AppEnv, KeyPrincipal } from "../core/env";
 import { ApiError } from "../core/problem";
 import { originAllowed } from "../core/publishable-keys";
 import { hashSecret } from "../core/secrets";
+import { currentBookmark } from "../db/client";
 import { rawRows } from "../db/raw-rows";
 import { limitUnknownKey } from "../http/rate-limit";
 
-/** How long an isolate trusts what it read of a key. */
+/** How long an isolate trusts what it read of a key, and when it starts reading it again. */
 export const FRESH_MS = 1000;
+const REFRESH_MS = 750;
 const MAX_ENTRIES = 10_000;
 
-/** What a key is, as read: null if no such key. */
-type Heads = Pick<KeyPrincipal, "head" | "sharedHead">;
-type Entry = { key: (Omit<KeyPrincipal, keyof Heads> & { origins: readonly string[] | null }) | null } & Heads;
-type Cached = { entry: Promise<Entry>; fetchedAt: number };
+/** What a key is, as read: `key` null if there is no such key (revoked ones are deleted). */
+type Versions = Pick<KeyPrincipal, "head" | "sharedHead" | "bookmark">;
+type Entry = { key: (Omit<KeyPrincipal, keyof Versions> & { origins: readonly string[] | null }) | null } & Versions;
+type Cached = { entry: Promise<Entry>; fetchedAt: number; refreshing: boolean };
 
 const cache = new Map<string, Cached>();
+
+/** The newest change of the log `where` selects, as `seq.changed_at`: never the same for two states. */
+const newest = (where: ReturnType<typeof sql>) =>
+  sql`(SELECT seq || '.' || changed_at FROM changes ${where} ORDER BY seq DESC LIMIT 1)`;
 
 async function load(d1: D1Database, key: string): Promise<Entry> {
   const [row] = await rawRows(
     d1,
-    sql`SELECT k.id, k.account_id, k.every_list, k.origins, k.expires_at,
+    sql`SELECT k.id, k.account_id, k.every_list, k.origins, k.expires_at, substr(k.key_hash, 1, 16) AS tag,
       (SELECT json_group_array(list_id) FROM publishable_key_lists WHERE key_id = k.id) AS lists,
-      (SELECT coalesce(max(seq), 0) FROM changes WHERE account_id = k.account_id) AS head,
-      (SELECT coalesce(max(seq), 0) FROM changes) AS shared_head
+      ${newest(sql`WHERE account_id = k.account_id`)} AS head, ${newest(sql``)} AS shared_head
       FROM publishable_keys AS k WHERE k.key_hash = ${await hashSecret(key)}`,
   );
-  if (!row) return { key: null, head: 0, sharedHead: 0 };
+  const bookmark = currentBookmark();
+  if (!row) return { key: null, head: "", sharedHead: "", bookmark };
   return {
     key: {
       kind: "key",
@@ -50,22 +58,47 @@ async function load(d1: D1Database, key: string): Promise<Entry> {
       lists: row.every_list ? null : (JSON.parse(String(row.lists)) as number[]),
       origins: row.origins === null ? null : (JSON.parse(String(row.origins)) as string[]),
       expiresAt: row.expires_at === null ? null : Number(row.expires_at),
+      tag: String(row.tag),
     },
-    head: Number(row.head),
-    sharedHead: Number(row.shared_head),
+    head: String(row.head ?? "0"),
+    sharedHead: String(row.shared_head ?? "0"),
+    bookmark,
   };
 }
 
-/** The key as stored, at most FRESH_MS old; null if there is no such key (revoked ones are deleted). */
-async function lookUp(d1: D1Database, key: string): Promise<Entry> {
-  const now = clock.now();
-  const cached = cache.get(key);
-  if (cached && now - cached.fetchedAt < FRESH_MS) return cached.entry;
+/** Reads the key now and keeps the read, which requests wait for. */
+function fetchEntry(d1: D1Database, key: string): Promise<Entry> {
   if (cache.size >= MAX_ENTRIES) cache.clear();
   const entry = load(d1, key);
-  cache.set(key, { entry, fetchedAt: now });
+  cache.set(key, { entry, fetchedAt: clock.now(), refreshing: false });
   entry.catch(() => cache.delete(key));
   return entry;
+}
+
+/** Reads the key again, keeping the entry it replaces in use until the new read is in. */
+async function refreshEntry(d1: D1Database, key: string): Promise<void> {
+  const started = clock.now();
+  const entry = await load(d1, key);
+  cache.set(key, { entry: Promise.resolve(entry), fetchedAt: started, refreshing: false });
+}
+
+/**
+ * The key as stored, read at most FRESH_MS ago. Past REFRESH_MS, this request
+ * still uses the entry and `waitUntil` carries a new read that replaces it.
+ */
+function lookUp(d1: D1Database, key: string, waitUntil: (promise: Promise<unknown>) => void): Promise<Entry> {
+  const cached = cache.get(key);
+  const age = cached ? clock.now() - cached.fetchedAt : Infinity;
+  if (!cached || age >= FRESH_MS) return fetchEntry(d1, key);
+  if (age >= REFRESH_MS && !cached.refreshing) {
+    cached.refreshing = true;
+    waitUntil(
+      refreshEntry(d1, key).catch(() => {
+        cached.refreshing = false;
+      }),
+    );
+  }
+  return cached.entry;
 }
 
 /** `pk_` and base64url: anything else cannot be a key, and is refused before any lookup. */
@@ -74,18 +107,19 @@ export const KEY_SHAPE = /^pk_[A-Za-z0-9_-]{20,100}$/;
 export type ResolvedKey = KeyPrincipal & { origins: readonly string[] | null };
 
 /** The key's principal; 401 if the key is unknown, revoked or expired. */
-export async function resolvePublishableKey(d1: D1Database, key: string): Promise<ResolvedKey> {
-  const entry = KEY_SHAPE.test(key) ? await lookUp(d1, key) : null;
+async function resolvePublishableKey(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
+  const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+  const entry = KEY_SHAPE.test(key) ? await lookUp(c.env.DB, key, waitUntil) : null;
   const found = entry?.key;
   if (!entry || !found) throw invalidKey("The publishable key is unknown or was revoked.");
   if (found.expiresAt !== null && found.expiresAt <= clock.now()) throw invalidKey("The publishable key has expired.");
-  return { ...found, head: entry.head, sharedHead: entry.sharedHead };
+  return { ...found, head: entry.head, sharedHead: entry.sharedHead, bookmark: entry.bookmark };
 }
 
 /** The key of a request; a key that is none counts against the address (guessing is limited as use is), then 401. */
 export async function authenticateKey(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
   try {
-    return await resolvePublishableKey(c.env.DB, key);
+    return await resolvePublishableKey(c, key);
   } catch (error) {
     await limitUnknownKey(c);
     throw error;

@@ -15,7 +15,7 @@ import { signingKeys } from "../core/signing";
 import { preparedOnce } from "../db/client";
 import { clients } from "../db/schema";
 import { declaredLength, readBodyWithin } from "../http/body";
-import { limitTokenRequest, tokenRatePolicy } from "../http/rate-limit";
+import { limitIssuedToken, limitTokenAttempt, tokenRatePolicy } from "../http/rate-limit";
 import { operation } from "../http/route-metadata";
 import { parseBasicAuthorization } from "./basic";
 import { oauthError, oauthErrorJson, tokenJson, tokenRequest } from "./oauth";
@@ -128,8 +128,9 @@ export const tokenRoutes = new Hono<AppEnv>().use(tokenRatePolicy()).post(
         "Client authentication is required (HTTP Basic or client_id and client_secret).",
       );
     }
-    // Before the secret is checked: the limits are what stops guessing it.
-    await limitTokenRequest(c, clientId);
+    // Before the secret is checked, per address: what slows guessing it, without letting anyone who
+    // knows the client id use up the client's own allowance.
+    await limitTokenAttempt(c);
     const client = await activeClient(c.env.DB).get({ clientId });
     if (!(await secretMatches(clientSecret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
       return oauthError("invalid_client", "Client authentication failed.");
@@ -144,6 +145,8 @@ export const tokenRoutes = new Hono<AppEnv>().use(tokenRatePolicy()).post(
     // Canonical order, so "write read" and "read write" yield the same scope string.
     const scope = SCOPES.filter((s) => requested.includes(s)).join(" ");
 
+    // Only tokens actually issued count against the client: failures of others never refuse its secret.
+    await limitIssuedToken(c, client.id);
     const ttl = c.var.config.tokenTtlSeconds;
     const iat = Math.floor(clock.now() / 1000);
     const keys = await signingKeys(c.env);

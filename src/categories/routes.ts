@@ -31,6 +31,7 @@ const operations = {
     summary: "Create a category",
     description: "`name` and `image_file` (the icon, base64) are required. Every client can read and use it.",
     operationId: "createCategory",
+    maxBodyBytes: "MAX_BODY_BYTES",
     responses: { 201: categoryJson },
   }),
   get: operation({
@@ -43,6 +44,7 @@ const operations = {
     summary: "Change a category",
     description: "Only its owner may; the built-in category 1 is read-only. A new `image_file` replaces the icon.",
     operationId: "updateCategory",
+    maxBodyBytes: "MAX_BODY_BYTES",
     responses: { 200: categoryJson },
     errors: [412],
   }),

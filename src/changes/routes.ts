@@ -5,9 +5,11 @@
  * object (its latest state), deletions as tombstones, cascades included; see
  * README "Working offline and concurrently" for the full-sync recipe.
  *
- * A cursor is a signed position: the last sequence number seen, and a time
- * no later than any change after it. A cursor older than the retention
- * window may have missed pruned tombstones, so it is 410: the client resyncs.
+ * A cursor is an encrypted position (http/cursor.ts): the last sequence
+ * number seen, and a time no later than any change after it. A cursor older
+ * than the retention window may have missed pruned tombstones, so it is 410:
+ * the client resyncs. So is a cursor of the readable form issued before
+ * cursors were encrypted, which the service no longer continues from.
  */
 import type { Context } from "hono";
 import * as z from "zod";
@@ -15,8 +17,8 @@ import { resourceApp } from "../auth/resource-app";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { headSeq, readChanges, type ChangeType, type ObjectRows } from "../db/changes";
-import { decodeCursor, encodeCursor } from "../http/cursor";
+import { accountHeadSeq, readChanges, type ChangeType, type ObjectRows } from "../db/changes";
+import { decodeCursor, encodeCursor, isReadableFormCursor } from "../http/cursor";
 import { pageQuery } from "../http/pagination";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
@@ -80,8 +82,15 @@ export function changeRoutes(objectJson: ObjectJson) {
       const now = clock.now();
       let after: number;
       if (cursor === undefined) {
-        after = await headSeq(c.env.DB);
+        after = await accountHeadSeq(c.env.DB, accountId);
       } else {
+        if (await isReadableFormCursor(c.env, cursor, scope)) {
+          throw new ApiError(
+            "cursor_expired",
+            "The cursor is of a form this service no longer continues from; resync (take a new cursor, page " +
+              "through the collections) and follow the feed from there.",
+          );
+        }
         const [seq, since] = (await decodeCursor(c.env, cursor, scope)).key as [number, number];
         if (since < now - c.var.config.changesRetentionDays * DAY_MS) {
           throw new ApiError(

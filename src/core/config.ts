@@ -3,6 +3,8 @@
  * `[vars]` (see README "Configuration"). A missing or malformed value falls
  * back to its safe default rather than failing requests.
  */
+import { trimEnd } from "./trim";
+
 /** Requests allowed per key in each period (seconds: 10 or 60, the binding's two windows). */
 export type RateLimit = { limit: number; period: 10 | 60 };
 
@@ -13,6 +15,8 @@ export type Config = {
   mediaTypes: ReadonlySet<string>;
   corsOrigins: readonly string[];
   mediaPublicBaseUrl: string | null;
+  /** The origin clients reach the API at (`https://api.example.com`), for the OpenAPI document; null: the request's. */
+  publicOrigin: string | null;
   /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/rate-limit.ts). */
   rateLimits: { client: RateLimit; public: RateLimit; token: RateLimit; tokenAddress: RateLimit };
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
@@ -38,7 +42,7 @@ export const defaults = {
     client: { limit: 1200, period: 60 },
     public: { limit: 600, period: 60 },
     token: { limit: 60, period: 60 },
-    tokenAddress: { limit: 10, period: 60 },
+    tokenAddress: { limit: 30, period: 60 },
   },
 } as const;
 
@@ -74,6 +78,15 @@ function webUrl(value: string | undefined): string | null {
   return url.href;
 }
 
+/** An http(s) origin, scheme and host (and port) only, as `URL.origin` spells it; null for anything else. */
+function origin(value: string | undefined): string | null {
+  const text = value?.trim();
+  if (!text || !URL.canParse(text)) return null;
+  const url = new URL(text);
+  const bare = url.pathname === "/" && !url.search && !url.hash && !url.username && !url.password;
+  return bare && (url.protocol === "https:" || url.protocol === "http:") ? url.origin : null;
+}
+
 /** `"<requests>/<seconds>"`, seconds 10 or 60. */
 function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
   const match = /^\s*(\d+)\s*\/\s*(10|60)\s*$/.exec(value ?? "");
@@ -83,7 +96,7 @@ function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
 
 export function parseConfig(env: Partial<Record<string, unknown>>): Config {
   const str = (key: string) => (typeof env[key] === "string" ? (env[key] as string) : undefined);
-  const base = str("MEDIA_PUBLIC_BASE_URL")?.trim().replace(/\/+$/, "");
+  const base = trimEnd(str("MEDIA_PUBLIC_BASE_URL")?.trim() ?? "", "/");
   return {
     tokenTtlSeconds: positiveInt(str("TOKEN_TTL_SECONDS"), defaults.tokenTtlSeconds),
     maxBodyBytes: positiveInt(str("MAX_BODY_BYTES"), defaults.maxBodyBytes),
@@ -91,6 +104,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     mediaTypes: new Set(list(str("MEDIA_TYPES"), defaults.mediaTypes).map((t) => t.toLowerCase())),
     corsOrigins: list(str("CORS_ORIGINS"), defaults.corsOrigins),
     mediaPublicBaseUrl: base ? base : null,
+    publicOrigin: origin(str("PUBLIC_ORIGIN")),
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
     tileClusterMaxZoom: zoom(str("TILE_CLUSTER_MAXZOOM"), defaults.tileClusterMaxZoom),
     mapStyleUrl: webUrl(str("MAP_STYLE_URL")),

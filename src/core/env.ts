@@ -9,7 +9,7 @@ import type { Config } from "./config";
 declare global {
   namespace Cloudflare {
     interface Env {
-      /** HMAC key that signs access tokens and page cursors (Worker secret). */
+      /** HMAC key that signs access tokens, and from which the cursor key is derived (Worker secret). */
       TOKEN_SIGNING_KEY?: string;
       /** The key before the last rotation, accepted for verification only. */
       TOKEN_SIGNING_KEY_PREVIOUS?: string;
@@ -29,10 +29,13 @@ export type ClientPrincipal = {
 
 /**
  * A publishable key (src/auth/publishable-keys.ts): reads the account's
- * published content only, `lists` (null: every list of the account). `head`
- * is the account's change-log position when the key was looked up and
- * `sharedHead` the whole log's, which version what public caches store for
- * it (src/http/public-cache.ts).
+ * published content only, `lists` (null: every list of the account).
+ * What versions the public cache's entries for it (src/http/public-cache.ts):
+ * `tag`, part of the key's stored hash, which tells it from any other key
+ * that had its id; `head` and `sharedHead`, the newest change of its account
+ * and of every account (sequence and time, so a restored database's reused
+ * sequence numbers name other versions); and `bookmark`, the D1 session
+ * position they were read at.
  */
 export type KeyPrincipal = {
   kind: "key";
@@ -41,8 +44,10 @@ export type KeyPrincipal = {
   scopes: readonly ["read"];
   lists: readonly number[] | null;
   expiresAt: number | null;
-  head: number;
-  sharedHead: number;
+  tag: string;
+  head: string;
+  sharedHead: string;
+  bookmark: string | null;
 };
 
 /** Who is calling. */

@@ -15,7 +15,7 @@ function randomBase64url(byteLength: number): string {
   return btoa(String.fromCharCode(...bytes))
     .replaceAll("+", "-")
     .replaceAll("/", "_")
-    .replace(/=+$/, "");
+    .replaceAll("=", "");
 }
 
 /** `byteLength` random bytes as hex: unguessable identifiers (client ids, media keys). */

@@ -22,9 +22,17 @@ export type Change = typeof changes.$inferSelect;
 export type ChangeType = Change["type"];
 export type ObjectRows = { pinpoint: Pinpoint; list: List; category: Category; event: Event };
 
-/** The newest sequence number: where a feed that starts "now" begins. */
-export async function headSeq(d1: D1Database): Promise<number> {
-  const row = await d1.prepare("SELECT coalesce(max(seq), 0) AS seq FROM changes").first<{ seq: number }>();
+/**
+ * The account's newest sequence number (0 before its first write): where its
+ * feed starts "now". Not the log's newest: the log is shared, so that one
+ * would move with every other account's writes and show them. An index seek
+ * on changes_account_idx (account_id, seq).
+ */
+export async function accountHeadSeq(d1: D1Database, accountId: number): Promise<number> {
+  const row = await d1
+    .prepare("SELECT coalesce(max(seq), 0) AS seq FROM changes WHERE account_id = ?")
+    .bind(accountId)
+    .first<{ seq: number }>();
   return row!.seq;
 }
 

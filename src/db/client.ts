@@ -17,6 +17,11 @@ export type Database = DrizzleD1Database<typeof schema>;
 
 const sessions = new AsyncLocalStorage<D1DatabaseSession>();
 
+/** The bookmark of the current request's session so far: what its reads have seen, at least. */
+export function currentBookmark(): string | null {
+  return sessions.getStore()?.getBookmark() ?? null;
+}
+
 /** Runs `fn` (and everything it awaits) with its queries in `session`. */
 export function runInSession<T>(session: D1DatabaseSession, fn: () => T): T {
   return sessions.run(session, fn);

@@ -15,11 +15,16 @@ import { sql, type SQL } from "drizzle-orm";
 
 export const MAX_QUERY_LENGTH = 200;
 
-/** A word: letters, digits and combining marks, with at least one letter or digit. */
-const WORD = /[\p{L}\p{N}\p{M}]*[\p{L}\p{N}][\p{L}\p{N}\p{M}]*/gu;
+/**
+ * A word: letters, digits and combining marks, with at least one letter or digit. Found as a run
+ * first, then tested: one pattern asking for the letter inside the run would rescan a run of marks
+ * from each of its positions (quadratic time; scripts/check-regexes.ts).
+ */
+const RUN = /[\p{L}\p{N}\p{M}]+/gu;
+const LETTER_OR_DIGIT = /[\p{L}\p{N}]/u;
 
 /** The words of `q`; empty when it holds no letter or digit. */
-export const queryWords = (q: string): string[] => q.match(WORD) ?? [];
+export const queryWords = (q: string): string[] => (q.match(RUN) ?? []).filter((run) => LETTER_OR_DIGIT.test(run));
 
 export type TextQuery = { text: string; terms: string };
 

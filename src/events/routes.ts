@@ -90,6 +90,7 @@ const operations = {
       "`name`, `pinpoint` (one of yours) and `dates` (at least one `{start, end}`) are required. Dates are ISO 8601 " +
       "instants with an offset; answers give them in UTC with milliseconds.",
     operationId: "createEvent",
+    maxBodyBytes: "MAX_BODY_BYTES",
     responses: { 201: eventJson },
   }),
   get: operation({
@@ -109,6 +110,7 @@ const operations = {
     description:
       "Changes only the fields sent; a new `dates` array replaces the old one; `null` clears an optional field.",
     operationId: "updateEvent",
+    maxBodyBytes: "MAX_BODY_BYTES",
     responses: { 200: eventJson },
     errors: [412],
   }),

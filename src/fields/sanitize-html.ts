@@ -106,7 +106,26 @@ const TEXT_LESS_THAN = /<(?![A-Za-z/!?])/;
  * consumer that tokenizes differently may read an attribute; the rewriter passes end tags through as
  * written, and one without an open element (stray) reaches no handler, so they are cut before parsing.
  */
-const END_TAG_WITH_EXTRA = /<\/([A-Za-z][^\t\n\f\r />]*)[\t\n\f\r /][^>]*>/g;
+const END_TAG_EXTRA_START = /<\/([A-Za-z][^\t\n\f\r />]*)[\t\n\f\r /]/g;
+
+/**
+ * `html` with each end tag's extra cut (`</p onclick=x>` becomes `</p>`): what replacing
+ * `/<\/([A-Za-z][^\t\n\f\r />]*)[\t\n\f\r /][^>]*>/g` with `</$1>` does, in linear time. That search
+ * rescans to the end from every such tag start when no `>` follows (scripts/check-regexes.ts); here
+ * the first start without a `>` after it ends the search, since no later one can have one either.
+ */
+export function cutEndTagExtras(html: string): string {
+  const start = new RegExp(END_TAG_EXTRA_START);
+  let text = "";
+  let from = 0;
+  for (let match = start.exec(html); match; match = start.exec(html)) {
+    const close = html.indexOf(">", start.lastIndex);
+    if (close < 0) break;
+    text += `${html.slice(from, match.index)}</${match[1]}>`;
+    from = start.lastIndex = close + 1;
+  }
+  return text + html.slice(from);
+}
 
 /** Escapes an attribute's (raw, still entity-encoded) value for a double-quoted attribute. */
 const quoted = (value: string) => `"${value.replaceAll('"', "&quot;")}"`;
@@ -160,7 +179,7 @@ async function rewrite(html: string): Promise<string> {
     })
     .onDocument(document)
     .transform(
-      new Response(html.replace(END_TAG_WITH_EXTRA, "</$1>"), {
+      new Response(cutEndTagExtras(html), {
         headers: { "Content-Type": "text/html; charset=utf-8" },
       }),
     );

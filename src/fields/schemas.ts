@@ -15,12 +15,15 @@ export const id = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
  */
 const wellFormed = (value: string) => value.toWellFormed();
 
+export const MAX_NAME_LENGTH = 200;
+export const MAX_DESCRIPTION_LENGTH = 100_000;
+
 /** A required display name: trimmed, not empty. */
 export const name = z
   .string()
   .trim()
   .min(1, "must not be empty")
-  .max(200, "must be at most 200 characters")
+  .max(MAX_NAME_LENGTH, `must be at most ${MAX_NAME_LENGTH} characters`)
   // Says what the trim above means: at least one character that is not white space (the same set as \s).
   .meta({ pattern: "\\S" })
   .transform(wellFormed);
@@ -32,7 +35,7 @@ export const text = (max: number) =>
 /** HTML description, sanitized before it is stored. */
 export const description = z
   .string()
-  .max(100_000, "must be at most 100000 characters")
+  .max(MAX_DESCRIPTION_LENGTH, `must be at most ${MAX_DESCRIPTION_LENGTH} characters`)
   .transform((html) => sanitizeHtml(html.toWellFormed()))
   .nullable();
 

@@ -1,12 +1,19 @@
 /**
  * Transport rules for request bodies, applied once for the whole API
  * (CONTRACT "Transport"): a body must be JSON (415 otherwise), must fit the
- * configured maximum (413, refused up front when Content-Length already says
- * so), and is read once into Hono's body cache for the validator to parse.
+ * limit of the route it is sent to (413, refused before any byte is read
+ * when Content-Length already says so, and while reading otherwise), and is
+ * read once into Hono's body cache for the validator to parse.
+ *
+ * Each route states its limit in its operation (route-metadata.ts): what it
+ * needs, not the 15 MiB a media upload needs, because JSON.parse reads a body
+ * whole before any item limit applies (a 15 MiB batch is millions of items).
  */
+import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
+import { DEFAULT_MAX_BODY_BYTES, matchedOperation } from "./route-metadata";
 
 const jsonMediaType = /^application\/(?:[\w.-]+\+)?json$/i;
 
@@ -93,12 +100,23 @@ async function readChunks(
   return buffer.subarray(0, length);
 }
 
+/**
+ * The body limit of the route a request goes to: its operation is on the last handler of the matched
+ * route; no route reads more than the configured maximum.
+ */
+export function bodyLimitOf(c: Context<AppEnv>): number {
+  const spec = matchedOperation(c);
+  const configured = c.var.config.maxBodyBytes;
+  const declared = spec?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  return declared === "MAX_BODY_BYTES" ? configured : Math.min(declared, configured);
+}
+
 /** Middleware: enforces the body rules on every request that carries a body. */
 export const jsonBody = () =>
   createMiddleware<AppEnv>(async function jsonBody(c, next) {
     const raw = c.req.raw;
     if (raw.body === null) return next();
-    const max = c.var.config.maxBodyBytes;
+    const max = bodyLimitOf(c);
     const declared = declaredLength(raw);
     if (declared !== null && declared > max) throw tooLarge(max);
     const contentType = c.req.header("Content-Type");

@@ -9,6 +9,7 @@ import { PatternRouter } from "hono/router/pattern-router";
 import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../core/env";
 import { ApiError, problemCodes, problemType, type ProblemCode } from "../core/problem";
+import { trimEnd } from "../core/trim";
 
 /** The problem details body (RFC 9457 §3) of an `ApiError`. */
 export function problemBody(error: ApiError, instance: string): Record<string, unknown> {
@@ -68,7 +69,7 @@ export function notFound(routes: RouterRoute[]): NotFoundHandler<AppEnv> {
       router = new PatternRouter<string>();
       for (const route of routes) if (route.method !== "ALL") router.add("ALL", route.path, route.method);
     }
-    const path = c.req.path.length > 1 ? c.req.path.replace(/\/+$/, "") : c.req.path;
+    const path = c.req.path.length > 1 ? trimEnd(c.req.path, "/") : c.req.path;
     const methods = new Set(router.match("ALL", path)[0].map(([method]) => method));
     if (methods.size === 0) return render(c, new ApiError("not_found", `No resource at ${c.req.path}.`));
     if (methods.has("GET")) methods.add("HEAD");

@@ -1,7 +1,7 @@
 /**
  * Pages of a collection over HTTP (CONTRACT "Pagination"): the `limit` and
  * `cursor` parameters, and the envelope `{results, next, previous}` whose
- * links carry signed cursors (cursor.ts). The rows of a page come from a
+ * links carry encrypted cursors (cursor.ts). The rows of a page come from a
  * keyset query (db/keyset.ts), by ascending id unless the collection orders
  * otherwise.
  */
@@ -29,7 +29,7 @@ export const pageQuery = z.object({
   limit: limitParam.meta({
     description: `Items per page: ${DEFAULT_LIMIT} when absent or 0; larger than ${MAX_LIMIT} means ${MAX_LIMIT}`,
   }),
-  // A cursor holds the filters it is bound to, `q` (200 characters, percent-encoded) among them.
+  // A cursor is bound to its filters without holding them, so it stays short; the bound makes a forged one cheap to refuse.
   cursor: z.string().max(4096).optional().meta({ description: "Opaque; comes with a page's next and previous URLs" }),
 });
 

@@ -2,7 +2,7 @@
  * Answers to publishable keys, cached near the viewer (docs/operations.md
  * "Public caching"). Every viewer of a key sees the same bytes, so a read is
  * stored in the Cache API of the Cloudflare location that served it, under a
- * key made of the publishable key, the account's change-log head (which every
+ * key made of the publishable key, the account's newest change (which every
  * write moves: db/schema.ts `changes`; the whole log's for answers that show
  * other accounts' content), the deployed version and the request.
  * A write therefore never needs a purge: the next lookup of the key reads a
@@ -21,6 +21,7 @@ import { createMiddleware } from "hono/factory";
 import { clock } from "../core/clock";
 import { base64urlEncode } from "../core/crypto";
 import type { AppEnv, KeyPrincipal } from "../core/env";
+import { runInSession } from "../db/client";
 import { noneMatch } from "./etag";
 import { matchedOperation } from "./route-metadata";
 
@@ -37,14 +38,14 @@ const VARY = "Accept, Origin";
 
 function cacheKey(c: Context<AppEnv>, key: KeyPrincipal): Request {
   // An answer that shows other accounts' content (categories) is renewed by any account's write.
-  const version = matchedOperation(c)?.publishable === "across-accounts" ? `s${key.sharedHead}` : key.head;
+  const version = matchedOperation(c)?.publishable === "across-accounts" ? `s${key.sharedHead}` : `a${key.head}`;
   const url = new URL(c.req.url);
   url.searchParams.delete("key");
   url.searchParams.sort();
   const deployed = c.env.CF_VERSION_METADATA?.id ?? "local";
   const accept = encodeURIComponent(c.req.header("Accept") ?? "");
   return new Request(
-    `${url.origin}/.public-cache/${deployed}/${key.keyId}/${version}/${accept}${url.pathname}${url.search}`,
+    `${url.origin}/.public-cache/${deployed}/${key.keyId}.${key.tag}/${version}/${accept}${url.pathname}${url.search}`,
   );
 }
 
@@ -83,28 +84,28 @@ export const publicCache = () =>
     const cache = caches.default;
     const key = cacheKey(c, principal);
     const found = await cache.match(key);
-    let stored: Response;
-    if (found) {
-      stored = found;
-    } else {
-      await next();
+    let stored = found;
+    if (!stored) {
+      // Stored under the versions the key was read with, so read from a session at least as recent: a
+      // lagging replica must not put an older answer under a newer version.
+      await runInSession(c.env.DB.withSession(principal.bookmark ?? "first-unconstrained"), next);
       // Errors and a route's own 304 pass through uncached.
       if (c.res.status !== 200) return;
       stored = await toStore(c.res);
       c.executionCtx.waitUntil(cache.put(key, stored.clone()));
     }
-    const etag = stored.headers.get("ETag")!;
+    const notModified = noneMatch(c.req.header("If-None-Match"), stored.headers.get("ETag")!);
     const headers = new Headers(stored.headers);
     headers.set("Cache-Control", browserCaching(principal));
     headers.set("Vary", VARY);
     headers.set("Cache-Status", found ? `${CACHE_NAME}; hit` : `${CACHE_NAME}; fwd=miss; stored`);
-    const notModified = noneMatch(c.req.header("If-None-Match"), etag);
     if (notModified) {
       for (const name of ["Content-Type", "Content-Language"]) headers.delete(name);
       await stored.body?.cancel();
     }
-    const answer = new Response(notModified ? null : stored.body, { status: notModified ? 304 : 200, headers });
+    const init = { status: notModified ? (304 as const) : (200 as const), headers };
+    const body = notModified ? null : stored.body;
     // On a hit no response exists yet: c.newResponse keeps the headers set before (CORS, security).
-    if (found) return c.newResponse(answer.body, answer.status as 200, Object.fromEntries(answer.headers));
-    c.res = answer;
+    if (found) return c.newResponse(body, init);
+    c.res = new Response(body, init);
   });

@@ -1,10 +1,14 @@
 /**
  * Rate limits (OWASP API4): every authenticated request counts against its
  * client id, every request with a publishable key against that key with the
- * viewer's address (so viewers of one public map never limit each other),
- * every token request against the client id it names and against that id
- * with the source address. Counted by the Workers Rate Limiting
- * binding (`[[ratelimits]]` in wrangler.toml; Miniflare runs it locally).
+ * viewer's address (so viewers of one public map never limit each other).
+ * On the token endpoint, every attempt counts against its source
+ * address before the secret is checked (what slows guessing), and every token
+ * issued against its client id (what caps one client's issuing). Client ids
+ * are not secret (every token carries one), so nothing anyone else sends may
+ * count against a client's own correct requests from its own address.
+ * Counted by the Workers Rate Limiting binding (`[[ratelimits]]` in
+ * wrangler.toml; Miniflare runs it locally).
  *
  * Over a limit: 429 problem details with `Retry-After`. The IETF RateLimit
  * fields (draft-ietf-httpapi-ratelimit-headers): `RateLimit-Policy` on every
@@ -28,7 +32,7 @@ type Policy = {
 
 const CLIENT: Policy = { name: "client", binding: "CLIENT_LIMITER", limit: (c) => c.var.config.rateLimits.client };
 const PUBLIC: Policy = { name: "public", binding: "PUBLIC_LIMITER", limit: (c) => c.var.config.rateLimits.public };
-const TOKEN: Policy = { name: "token", binding: "TOKEN_LIMITER", limit: (c) => c.var.config.rateLimits.token };
+const TOKEN: Policy = { name: "token-client", binding: "TOKEN_LIMITER", limit: (c) => c.var.config.rateLimits.token };
 const TOKEN_ADDRESS: Policy = {
   name: "token-address",
   binding: "TOKEN_ADDRESS_LIMITER",
@@ -102,7 +106,7 @@ export const clientRateLimit = () =>
 export const limitUnknownKey = (c: Context<AppEnv>) => enforce(c, [[PUBLIC, `unknown ${viewerAddress(c)}`]]);
 
 /** On the token endpoint: every response states both token policies. */
-export const tokenRatePolicy = () => advertise(() => [TOKEN, TOKEN_ADDRESS]);
+export const tokenRatePolicy = () => advertise(() => [TOKEN_ADDRESS, TOKEN]);
 
 /**
  * The source address as a rate-limit key: Cloudflare's `CF-Connecting-IP`
@@ -126,11 +130,12 @@ export function addressKey(address: string | undefined): string {
 
 const viewerAddress = (c: Context<AppEnv>) => addressKey(c.req.header("CF-Connecting-IP"));
 
-/** Counts a token request against the client id it names, and against that id with the source address. */
-export function limitTokenRequest(c: Context<AppEnv>, clientId: string): Promise<void> {
-  const address = viewerAddress(c);
-  return enforce(c, [
-    [TOKEN, clientId],
-    [TOKEN_ADDRESS, `${clientId} ${address}`],
-  ]);
+/** Before the secret is checked: counts a token request against its source address. */
+export function limitTokenAttempt(c: Context<AppEnv>): Promise<void> {
+  return enforce(c, [[TOKEN_ADDRESS, viewerAddress(c)]]);
+}
+
+/** Once the secret matched and a token is about to be issued: counts it against the client id. */
+export function limitIssuedToken(c: Context<AppEnv>, clientId: string): Promise<void> {
+  return enforce(c, [[TOKEN, clientId]]);
 }

@@ -31,6 +31,25 @@ export type ResponseSpec = {
   headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
 };
 
+/**
+ * The body limit of a route that declares none: JSON without media. A membership batch of 1,000
+ * `{"id": <id>}` items is about 25 KB, pretty-printed about 45 KB.
+ */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * A body limit for JSON whose strings hold at most `characters` characters: each may take 6 bytes
+ * (`\u00e9`: encoders that escape non-ASCII, Python's by default, write every such character so), and
+ * 16 KiB more for the rest of the document, its keys, numbers and white space.
+ */
+export const jsonBodyLimit = (characters: number): number => Math.ceil((6 * characters) / 1024) * 1024 + 16 * 1024;
+
+/** Bytes for people: `64 KiB (65,536 bytes)`. */
+export function describeBytes(bytes: number): string {
+  const [unit, size] = bytes >= 1024 * 1024 ? ["MiB", bytes / (1024 * 1024)] : ["KiB", bytes / 1024];
+  return `${Number(size.toFixed(1))} ${unit} (${bytes.toLocaleString("en-US")} bytes)`;
+}
+
 /** What a route does, for readers of the reference; everything else is read off the route. */
 export type OperationSpec = {
   summary: string;
@@ -64,6 +83,13 @@ export type OperationSpec = {
    * must renew it after any account's write (src/http/public-cache.ts).
    */
   publishable?: true | "across-accounts";
+  /**
+   * The largest body the route reads (http/body.ts), refused with 413 on its Content-Length before any
+   * byte is read, and while reading one that has none: `DEFAULT_MAX_BODY_BYTES` when absent, or
+   * `"MAX_BODY_BYTES"`, the configured maximum, for routes that take a media file. No route reads more
+   * than `MAX_BODY_BYTES`.
+   */
+  maxBodyBytes?: number | "MAX_BODY_BYTES";
 };
 
 type Marked = { [VALIDATION]?: Validation; [OPERATION]?: OperationSpec; [TOKEN_REQUIRED]?: true; [HIDDEN]?: true };

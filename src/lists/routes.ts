@@ -3,11 +3,12 @@ import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
 import { ApiError } from "../core/problem";
 import { assertListPublished } from "../db/published";
+import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../fields/schemas";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
-import { operation } from "../http/route-metadata";
+import { jsonBodyLimit, operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { listToJson } from "./json";
 import { addToList, removeFromList } from "./membership";
@@ -38,6 +39,9 @@ function checkBatchSize(items: readonly unknown[]): readonly unknown[] {
 /** A membership body as documented: the validator takes any array, so that each item gets its own verdict. */
 const membershipDoc = { schema: z.array(membershipItem).max(MAX_BATCH_ITEMS) };
 
+/** A list's name and description at their longest, however encoded (route-metadata.ts). */
+const LIST_BODY_BYTES = jsonBodyLimit(MAX_NAME_LENGTH + MAX_DESCRIPTION_LENGTH);
+
 /** What each route does, for the API reference (src/openapi). */
 const operations = {
   list: operation({
@@ -51,6 +55,7 @@ const operations = {
     summary: "Create a list",
     description: "`name` is required; `description` is HTML, stored sanitized.",
     operationId: "createList",
+    maxBodyBytes: LIST_BODY_BYTES,
     responses: { 201: listJson },
   }),
   get: operation({
@@ -63,6 +68,7 @@ const operations = {
     summary: "Change a list",
     description: "Changes only the fields sent; `null` clears the description.",
     operationId: "updateList",
+    maxBodyBytes: LIST_BODY_BYTES,
     responses: { 200: listJson },
     errors: [412],
   }),

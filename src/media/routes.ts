@@ -7,6 +7,7 @@
 import { Hono, type Context } from "hono";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
+import { parseEntityTags, type EntityTags } from "../http/etag";
 import { operation } from "../http/route-metadata";
 import { builtinMedia } from "./builtin";
 import { IMMUTABLE } from "./upload";
@@ -31,13 +32,12 @@ function describe(object: R2Object, headers: Headers): void {
 
 /** Conditional request headers that parse (RFC 9110 §13.1); a malformed one is ignored, as if not sent. */
 type Preconditions = {
-  ifMatch?: string[];
-  ifNoneMatch?: string[];
+  ifMatch?: Exclude<EntityTags, { kind: "invalid" }>;
+  ifNoneMatch?: Exclude<EntityTags, { kind: "invalid" }>;
   ifModifiedSince?: number;
   ifUnmodifiedSince?: number;
 };
 
-const ENTITY_TAG = /^(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"$/;
 const DAY = "(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)";
 const MONTH = "(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)";
 const TIME = "\\d\\d:\\d\\d:\\d\\d";
@@ -46,16 +46,11 @@ const HTTP_DATE = new RegExp(
   `^(?:${DAY}, \\d\\d ${MONTH} \\d{4} ${TIME} GMT|${DAY}[a-z]{0,6}, \\d\\d-${MONTH}-\\d\\d ${TIME} GMT|${DAY} ${MONTH} [ \\d]\\d ${TIME} \\d{4})$`,
 );
 
-/** `*` or a list of entity tags; undefined if absent or malformed. */
-function entityTags(header: string | undefined): string[] | undefined {
+/** `*` or a list of entity tags (http/etag.ts); undefined if absent, malformed or over-long. */
+function entityTags(header: string | undefined): Preconditions["ifMatch"] {
   if (header === undefined) return undefined;
-  // Empty list elements are allowed (RFC 9110 §5.6.1).
-  const tags = header
-    .split(",")
-    .map((tag) => tag.trim())
-    .filter(Boolean);
-  if (tags.length === 1 && tags[0] === "*") return tags;
-  return tags.length > 0 && tags.every((tag) => ENTITY_TAG.test(tag)) ? tags : undefined;
+  const tags = parseEntityTags(header);
+  return tags.kind === "invalid" ? undefined : tags;
 }
 
 /** Milliseconds since the epoch; undefined if absent or not an HTTP-date. */
@@ -78,8 +73,8 @@ function preconditionsOf(c: Context<AppEnv>): Preconditions {
 const isConditional = (p: Preconditions) => Object.values(p).some((value) => value !== undefined);
 
 /** Whether a tag list names our (strong) ETag; weak comparison ignores a `W/` prefix (RFC 9110 §8.8.3.2). */
-function names(tags: string[], etag: string, weak: boolean): boolean {
-  return tags.some((tag) => tag === "*" || tag === etag || (weak && tag === `W/${etag}`));
+function names(tags: NonNullable<Preconditions["ifMatch"]>, etag: string, weak: boolean): boolean {
+  return tags.kind === "any" || tags.tags.some((tag) => tag.opaque === etag && (weak || !tag.weak));
 }
 
 /**

@@ -10,10 +10,19 @@
  */
 import type { RouterRoute } from "hono/types";
 import * as z from "zod";
+import { defaults } from "../core/config";
 import { problemCodes, problemType, type ProblemCode } from "../core/problem";
 import { scopeFor, type Scope } from "../core/scopes";
+import { trimEnd } from "../core/trim";
 import { BOOKMARK_HEADER } from "../http/bookmark-header";
-import { marksOf, type OperationSpec, type ResponseSpec, type Validation } from "../http/route-metadata";
+import {
+  DEFAULT_MAX_BODY_BYTES,
+  describeBytes,
+  marksOf,
+  type OperationSpec,
+  type ResponseSpec,
+  type Validation,
+} from "../http/route-metadata";
 import { problemJson } from "./schemas";
 import { addSyncHeaders, syncHeaders, syncParameters } from "./sync-headers";
 
@@ -126,7 +135,7 @@ export function openApiPath(honoPath: string): { path: string; params: PathParam
     return `{${match[1]}}${extension ? `.${extension[1]}` : ""}`;
   });
   const path = segments.join("/");
-  return { path: path.length > 1 ? path.replace(/\/+$/, "") : path, params };
+  return { path: path.length > 1 ? trimEnd(path, "/") : path, params };
 }
 
 function pathParamSchema(pattern: string | null): JsonSchema {
@@ -449,7 +458,9 @@ function describeOperation(
   if (mediaTypes.includes("application/json")) [413, 415].forEach((s) => errors.add(s));
   if (params.length > 0) errors.add(404);
   for (const status of [...errors].sort((a, b) => a - b)) {
-    responses[status] ??= { $ref: `#/components/responses/Problem${status}` };
+    // OpenAPI 3.1 lets a reference override the description: the 413 states this route's body limit.
+    const description = status === 413 ? { description: tooLargeDescription(spec) } : {};
+    responses[status] ??= { $ref: `#/components/responses/Problem${status}`, ...description };
   }
 
   return {
@@ -470,6 +481,19 @@ function describeOperation(
         }
       : {}),
   };
+}
+
+/** The 413 of a route that reads a body: its limit (http/body.ts), and that it is refused before reading. */
+function tooLargeDescription(spec: OperationSpec | undefined): string {
+  const limit = spec?.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const over =
+    limit === "MAX_BODY_BYTES"
+      ? `\`MAX_BODY_BYTES\`, ${describeBytes(defaults.maxBodyBytes)} by default`
+      : `${describeBytes(limit)}, or \`MAX_BODY_BYTES\` if that is smaller`;
+  return (
+    `${problemCodes.payload_too_large.title} (\`${problemType("payload_too_large")}\`): the body is over ${over}; ` +
+    "a `Content-Length` over it is refused before the body is read. The description names any other limit."
+  );
 }
 
 const built = new WeakMap<readonly RouterRoute[], BaseDocument>();

@@ -69,13 +69,28 @@ export const referenceRoutes = (routes: () => readonly RouterRoute[]) =>
       "/v3.0/openapi.json",
       ...operation({
         summary: "This API's OpenAPI 3.1 document",
-        description: "Public: no token needed. `servers` and the token URL name the origin it is fetched from.",
+        description:
+          "Public: no token needed. `servers` and the token URL name the configured public origin, or, " +
+          "without one, the origin the document is fetched from.",
         operationId: "getOpenApiDocument",
         tags: ["reference"],
-        responses: { 200: { description: "The OpenAPI document", mediaType: "application/json" } },
+        responses: {
+          200: {
+            description: "The OpenAPI document",
+            mediaType: "application/json",
+            headers: {
+              "Cache-Control": {
+                description: "`public, max-age=300` with a configured public origin, else `private, max-age=300`",
+              },
+            },
+          },
+        },
       })((c) => {
-        c.header("Cache-Control", "public, max-age=300");
-        return c.json(openApiDocument(routes(), new URL(c.req.url).origin));
+        const configured = c.var.config.publicOrigin;
+        // Built from the request's Host, the document must not be shared: a cache that keys on something
+        // else (Vary is ignored by many) would serve one requester's origin to everyone.
+        c.header("Cache-Control", configured ? "public, max-age=300" : "private, max-age=300");
+        return c.json(openApiDocument(routes(), configured ?? new URL(c.req.url).origin));
       }),
     )
     .get(

@@ -1,8 +1,9 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
 import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
+import { notFound } from "../core/problem";
 import { foreignAsMissing } from "../db/ownership";
-import { assertListPublished, assertPublishedPinpoint } from "../db/published";
+import { assertPublishedPinpoint, publishesList } from "../db/published";
 import { assertVersion } from "../db/versions";
 import { idParam } from "../fields/schemas";
 import { checkPoint, categoryParam, searchParams } from "../fields/search-params";
@@ -80,6 +81,9 @@ const operations = {
       "201 with the new ids in feature order, or a 400 naming every bad feature by a JSON pointer into the " +
       "body (`/features/17/geometry/coordinates/1`) that wrote nothing.",
     operationId: "createPinpoint",
+    // A media file, or a GeoJSON import: 1,000 features at their schema's bounds (a 100,000-character
+    // description each, 6 bytes a character escaped) would be ~600 MB, so the configured maximum is the bound.
+    maxBodyBytes: "MAX_BODY_BYTES",
     body: { [GEOJSON]: pinpointImport },
     responses: {
       201: {
@@ -105,6 +109,7 @@ const operations = {
     description:
       'Changes only the fields sent; `null` clears an optional one (`"media_file": null` deletes the media).',
     operationId: "updatePinpoint",
+    maxBodyBytes: "MAX_BODY_BYTES",
     responses: { 200: pinpointJson },
     errors: [412],
   }),
@@ -130,9 +135,13 @@ export const pinpointRoutes = resourceApp()
       const { list } = query;
       const mediaUrl = mediaUrls(c);
       const given = SEARCH_PARAMETERS.filter((name) => query[name] !== undefined);
-      // A publishable key reads its lists' pinpoints: one list it publishes, or all of them.
+      // A publishable key reads its lists' pinpoints: one list it publishes, or all of them. Its lists are
+      // known; whether one is the account's, the reads below check, another account's being absent to it.
       const published = principal.kind === "key" && list === undefined ? principal.lists : undefined;
-      if (principal.kind === "key" && list !== undefined) await assertListPublished(c.env.DB, principal, list);
+      if (principal.kind === "key" && list !== undefined && !publishesList(principal.lists, list)) {
+        throw notFound("list");
+      }
+      const ownList = <T>(read: Promise<T>) => (principal.kind === "key" ? foreignAsMissing(read, "list") : read);
       if (given.length === 0 && published === undefined) {
         return c.json(
           await paginate(c, {
@@ -142,7 +151,7 @@ export const pinpointRoutes = resourceApp()
             fetch: (bound, take) =>
               list === undefined
                 ? pinpointRows.page(c.env.DB, accountId, bound, take)
-                : pageListPinpoints(c.env.DB, accountId, list, bound, take),
+                : ownList(pageListPinpoints(c.env.DB, accountId, list, bound, take)),
             toJson: (row) => pinpointToJson(row, mediaUrl),
           }),
         );
@@ -158,7 +167,7 @@ export const pinpointRoutes = resourceApp()
         list,
         published,
       };
-      if (list !== undefined) await assertListOwner(c.env.DB, accountId, list);
+      if (list !== undefined) await ownList(assertListOwner(c.env.DB, accountId, list));
       // The links carry each filter as the client wrote it, which the cursor is bound to.
       const filters: Record<string, string | number> = list === undefined ? {} : { list };
       for (const name of given) filters[name] = c.req.query(name)!;
