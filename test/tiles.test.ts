@@ -531,7 +531,7 @@ describe("the tile requests", () => {
 
 describe("TileJSON", () => {
   it("describes the tiles by one URL, with the filters and the key, and bounds holding every place", async () => {
-    const response = await a.get("/v3.0/tiles.json?tags=free&format=x");
+    const response = await a.get("/v3.0/tiles.json?tags=free");
     expect(response.status).toBe(200);
     const doc = await json<{
       tilejson: string;
@@ -553,6 +553,8 @@ describe("TileJSON", () => {
     }
     const keyed = await call(`/v3.0/tiles.json?key=pk_notakeynotakeynotakey`);
     expect(keyed.status).toBe(401);
+    // Like every /v3.0 read, a parameter the route does not take is refused, not ignored.
+    expect((await a.get("/v3.0/tiles.json?tags=free&format=x")).status).toBe(400);
   });
 
   it("bounds a city's places to the city", async () => {

@@ -402,6 +402,8 @@ function describeOperation(
         name,
         in: location,
         required: location === "path" || required.includes(name),
+        // A path parameter keeps what the operation says of it (its example) beside its validator's schema.
+        ...(location === "path" ? pathParamAbout(spec?.pathParams?.[name]) : {}),
         ...(description ? { description } : {}),
         ...(explode === false ? { style: "form", explode: false } : {}),
         schema: propertySchema,

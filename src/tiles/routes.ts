@@ -89,7 +89,11 @@ const propertiesNote =
   "`cluster: true`, `cluster_id` (also the feature's id), `point_count` and `point_count_abbreviated` and is drawn " +
   `at its places' centroid. From TILE_CLUSTER_MAXZOOM (16 by default) every place is its own feature. Counts are exact.`;
 
-const tilePath = { z: "Zoom", x: "Column", y: "Row" };
+const tilePath = {
+  z: { description: "Zoom, 0 to 22", example: "2" },
+  x: { description: "Column, 0 to 2^z − 1", example: "2" },
+  y: { description: "Row, 0 to 2^z − 1", example: "1" },
+};
 
 const operations = {
   mvt: operation({
