@@ -79,10 +79,10 @@ export function parseExpiry(text: string, now = Date.now()): number {
 
 const iso = (ms: unknown) => (ms === null || ms === undefined ? null : new Date(Number(ms)).toISOString());
 
-/** The fields of the API's 201 answer (src/keys/json.ts, CreatedPublishableKey), and the account. */
-export type CreatedKey = {
+/** A key as listed (the API's fields, src/keys/json.ts, and the account): never the key or its hash. */
+export type KeySummary = {
   id: number;
-  key: string;
+  account: string;
   name: string;
   key_prefix: string;
   /** null: every list of the account, now and later. */
@@ -91,9 +91,10 @@ export type CreatedKey = {
   origins: string[] | null;
   expires_at: string | null;
   created_at: string;
-  account: string;
-  account_id: number;
 };
+
+/** The fields of the API's 201 answer (CreatedPublishableKey): the listing's, the key, and the account's id. */
+export type CreatedKey = KeySummary & { key: string; account_id: number };
 
 /**
  * Creates a publishable key for an existing account: for the lists named
@@ -163,18 +164,6 @@ export async function createKey(
     account_id: Number(row.account_id),
   };
 }
-
-/** A key as listed: never the key or its hash. */
-export type KeySummary = {
-  id: number;
-  account: string;
-  name: string;
-  key_prefix: string;
-  lists: number[] | null;
-  origins: string[] | null;
-  expires_at: string | null;
-  created_at: string;
-};
 
 /** Every key (or the named account's), by account, oldest first. */
 export async function listKeys(execute: Execute, filter: { account?: string } = {}): Promise<KeySummary[]> {
