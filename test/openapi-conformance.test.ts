@@ -1,6 +1,6 @@
 /**
  * The OpenAPI document against the server, for what independent testing found
- * the document got wrong (issue 12): real requests go to the Worker, and both
+ * the document got wrong: real requests go to the Worker, and both
  * what the document says of each request (valid or not) and each response
  * (status, media type, body schema) are checked against /v3.0/openapi.json,
  * validated with @cfworker/json-schema (draft 2020-12, the dialect of OpenAPI

@@ -12,7 +12,7 @@ type Problem = { type: string; status: number; detail: string; errors?: { pointe
 
 const valid = { name: "Eiffel Tower", latitude: 48.8584, longitude: 2.2945 };
 
-/** Every field SPEC.md lists for a pinpoint response, plus the additive timestamps. */
+/** Every field the original API gives a pinpoint response, plus the additive timestamps. */
 const RESPONSE_FIELDS = [
   "id",
   "name",

@@ -103,7 +103,7 @@ export const pinpoints = sqliteTable(
     altitude: real(),
     category: integer("category_id").references(() => categories.id, { onDelete: "restrict" }),
     description: text(),
-    /** The description's text without markup, for the search index (src/db/search.ts). */
+    /** The description's text without markup, for the full-text index (migrations/0004_query_indexes.sql). */
     description_text: text(),
     latitude: real().notNull(),
     longitude: real().notNull(),
@@ -184,7 +184,7 @@ export const events = sqliteTable(
     name: text().notNull(),
     description: text(),
     dates: text({ mode: "json" }).$type<EventDate[]>().notNull(),
-    /** The description's text without markup, for the search index (src/db/search.ts). */
+    /** The description's text without markup, for the full-text index (migrations/0004_query_indexes.sql). */
     description_text: text(),
     media_key: text(),
     media_credits: text(),
@@ -246,7 +246,7 @@ export const publishableKeyLists = sqliteTable(
 /**
  * One row per occurrence of an event, so `from`/`to` read an index instead of
  * parsing every event's `dates`. Kept in step with `events.dates` by triggers
- * (migrations/0003_query_indexes.sql); the `dates` column stays the source of truth.
+ * (migrations/0004_query_indexes.sql); the `dates` column stays the source of truth.
  */
 export const eventOccurrences = sqliteTable(
   "event_occurrences",

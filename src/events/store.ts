@@ -25,7 +25,7 @@ const eventTable = ownedRows(events, {
   },
 });
 
-/** Writes store the description's plain text alongside, for the search index (src/pinpoints/query.ts). */
+/** Writes store the description's plain text alongside, for the search index (the full-text index of migrations/0004_query_indexes.sql). */
 export const eventRows = {
   ...eventTable,
   insert: (d1: D1Database, accountId: number, values: Parameters<typeof eventTable.insert>[2]) =>

@@ -1,5 +1,5 @@
 /**
- * The Media object of SPEC.md as a request field (`media_file`,
+ * The original API's Media object as a request field (`media_file`,
  * `image_file`): only its shape. A leaf, so the resources' schemas can use it
  * without importing the upload path (upload.ts), which checks and stores it.
  */

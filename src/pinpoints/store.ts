@@ -23,7 +23,7 @@ const pinpointTable = ownedRows(pinpoints, {
   },
 });
 
-/** Writes store the description's plain text alongside, for the search index (src/pinpoints/query.ts). */
+/** Writes store the description's plain text alongside, for the search index (the full-text index of migrations/0004_query_indexes.sql). */
 export const pinpointRows = {
   ...pinpointTable,
   insert: (d1: D1Database, accountId: number, values: Parameters<typeof pinpointTable.insert>[2]) =>
