@@ -1,5 +1,5 @@
 /**
- * Versions and conditional requests (issue 11, RFC 9110 §13) on every
+ * Versions and conditional requests (RFC 9110 §13) on every
  * versioned resource: strong ETags on GET, POST and PUT; If-None-Match → 304;
  * If-Match → 412 without any change; races with many parallel requests.
  */
