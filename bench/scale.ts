@@ -1,12 +1,12 @@
 /**
- * The bench's `scale` group (issue 9), run by `BENCH_GROUPS=scale npm run bench`:
+ * The bench's `scale` group, run by `BENCH_GROUPS=scale npm run bench`:
  * the map questions at 100,000 and at 1,000,000 pinpoints of one account
  * (bench/scale-data.ts), each size in a runtime of its own.
  *
  * For each question, in interleaved rounds on one runtime: the API's first
  * page of 20, the bare indexed SQL of the same question (bench/baselines/bare-d1.js
  * `/sql`) and the same question answered by a full scan of the account's rows.
- * Then vector tiles (issue 19) at zooms 2, 6, 10 and 14 over a city and the
+ * Then vector tiles (README "Vector tiles") at zooms 2, 6, 10 and 14 over a city and the
  * countryside: the API's tile, the bare SQL of the cells it reads, and the
  * tile from a full read of its places (bench/scale-data.ts `tileQuestions`).
  * Then a create, an update and a delete through the API with the search index
@@ -85,7 +85,7 @@ export type SizeResult = {
   seedSeconds: number;
   circles: { paris: number; ocean: number };
   questions: Record<string, QuestionResult>;
-  /** Vector tiles (issue 19): the API's tile, the bare SQL of its cells, the tile from a full read of its places. */
+  /** Vector tiles: the API's tile, the bare SQL of its cells, the tile from a full read of its places. */
   tiles: Record<string, QuestionResult>;
   /** The account's tile cells per level. */
   tileCells: Record<number, number>;
