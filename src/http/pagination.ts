@@ -10,6 +10,7 @@ import * as z from "zod";
 import type { AppEnv } from "../core/env";
 import type { Bound } from "../db/keyset";
 import { decodeCursor, encodeCursor, type Position } from "./cursor";
+import { queryCredentials } from "./query-parameters";
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;
@@ -94,10 +95,7 @@ export async function paginate<Row extends object, Item>(
   for (const [name, value] of Object.entries(filters)) base.searchParams.set(name, String(value));
   base.searchParams.set("limit", String(query.limit));
   // A credential in the query (a token, or a publishable key in a page's URL) goes on to the next page.
-  const credentials = (["access_token", "key"] as const).flatMap((name) => {
-    const value = c.req.query(name);
-    return value === undefined ? [] : [[name, value] as const];
-  });
+  const credentials = queryCredentials(c);
   const link = async (position: Position) => {
     const url = new URL(base);
     url.searchParams.set("cursor", await encodeCursor(c.env, scope, position));

@@ -19,6 +19,14 @@ import { marksOf } from "./route-metadata";
  */
 export const ALWAYS_ACCEPTED = ["access_token", "key"] as const;
 
+/** The credentials this request carries in its query, which the links of its answer carry on. */
+export function queryCredentials(c: Context): [name: string, value: string][] {
+  return ALWAYS_ACCEPTED.flatMap((name) => {
+    const value = c.req.query(name);
+    return value === undefined ? [] : [[name, value] as [string, string]];
+  });
+}
+
 /** The query parameters the matched route's validators name, or null when no documented route matched. */
 function knownParameters(c: Context): Set<string> | null {
   const known = new Set<string>(ALWAYS_ACCEPTED);

@@ -11,6 +11,7 @@ import type { AppEnv } from "../core/env";
 import { ApiError, type FieldError } from "../core/problem";
 import { BBOX_SCHEMA, bboxParam } from "../fields/search-params";
 import { MAX_LIMIT } from "../http/pagination";
+import { ALWAYS_ACCEPTED } from "../http/query-parameters";
 
 export const OGC_DEFAULT_LIMIT = 100;
 
@@ -105,13 +106,10 @@ export const ogcFormat = (...formats: [string, ...string[]]) =>
     .optional()
     .meta({ description: `The response format: ${formats.map((f) => `\`${f}\``).join(" or ")} (the only one served)` });
 
-/** Parameters every route takes besides its own: the token (RFC 6750 §2.3) or a publishable key may come in the query. */
-const ALWAYS = ["access_token", "key"];
-
 /** 400 for any query parameter `schema` does not name, one entry per parameter. */
 export const knownParameters = (schema: z.ZodObject) =>
   createMiddleware<AppEnv>(async function knownParameters(c, next) {
-    const known = new Set([...Object.keys(schema.shape), ...ALWAYS]);
+    const known = new Set([...Object.keys(schema.shape), ...ALWAYS_ACCEPTED]);
     const errors: FieldError[] = Object.keys(c.req.queries())
       .filter((name) => !known.has(name))
       .map((parameter) => ({ parameter, detail: "is not a parameter of this operation" }));

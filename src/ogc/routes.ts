@@ -13,6 +13,7 @@ import type { AppEnv } from "../core/env";
 import { notFound } from "../core/problem";
 import { GEOJSON, type Link } from "../geojson/features";
 import { paginate } from "../http/pagination";
+import { queryCredentials } from "../http/query-parameters";
 import { OPENAPI_MEDIA_TYPE, operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { collectionOf, collectionsOf, type Collection } from "./collections";
@@ -67,10 +68,7 @@ export const CONFORMANCE = [
 function href(c: Context<AppEnv>, path: string, params: Record<string, string> = {}): string {
   const url = new URL(path, c.req.url);
   for (const [name, value] of Object.entries(params)) url.searchParams.set(name, value);
-  for (const credential of ["access_token", "key"]) {
-    const value = c.req.query(credential);
-    if (value !== undefined) url.searchParams.set(credential, value);
-  }
+  for (const [name, value] of queryCredentials(c)) url.searchParams.set(name, value);
   return url.toString();
 }
 
