@@ -40,11 +40,30 @@ const updatedAt = () =>
  */
 const version = () => integer().notNull().default(1);
 
-/** Owner of content; several API clients (applications) may share one account. */
+/**
+ * Owner of content; several API clients (applications) may share one account.
+ * In the directory database, `shard` names the D1 binding that holds the
+ * account's content (src/db/shards.ts); each shard keeps a copy of the row of
+ * every account it holds, which its content rows reference (docs/scaling.md).
+ */
 export const accounts = sqliteTable("accounts", {
   id: integer().primaryKey({ autoIncrement: true }),
   name: text().notNull().unique(),
   created_at: createdAt(),
+  shard: text().notNull().default("DB"),
+});
+
+/**
+ * An account this shard must not write (src/db/move.ts): `paused` while a move
+ * copies it here or switches it away (until `until`, epoch ms, if set: a
+ * crashed move's pause ends by itself), `gone` once it has left, `mover` only
+ * inside the move's own batches. Triggers of the `shards` migration refuse
+ * every content write of a paused or gone account; the Worker answers 503.
+ */
+export const accountFences = sqliteTable("account_fences", {
+  account_id: integer().primaryKey(),
+  state: text({ enum: ["paused", "gone", "mover"] }).notNull(),
+  until: integer(),
 });
 
 /**
@@ -229,16 +248,18 @@ export const publishableKeys = sqliteTable(
   (t) => [index("publishable_keys_account_idx").on(t.account_id, t.id)],
 );
 
-/** The lists a publishable key reads, unless it reads every list. */
+/**
+ * The lists a publishable key reads, unless it reads every list. In the
+ * directory, while the lists live in the account's shard: no foreign key to
+ * `lists`, and a deleted list's grant matches nothing (src/keys/store.ts).
+ */
 export const publishableKeyLists = sqliteTable(
   "publishable_key_lists",
   {
     key_id: integer()
       .notNull()
       .references(() => publishableKeys.id, { onDelete: "cascade" }),
-    list_id: integer()
-      .notNull()
-      .references(() => lists.id, { onDelete: "cascade" }),
+    list_id: integer().notNull(),
   },
   (t) => [primaryKey({ columns: [t.key_id, t.list_id] }), index("publishable_key_lists_list_idx").on(t.list_id)],
 );
