@@ -19,6 +19,8 @@ export default defineConfig({
   ],
   test: {
     include: ["test/**/*.test.ts"],
+    // Needs three shards: vitest.shards.config.ts runs it.
+    exclude: ["test/shards.test.ts"],
     setupFiles: ["./test/setup.ts"],
     // Tests that apply every migration or race dozens of requests take seconds; on a shared
     // 2-core machine the 5 s default fails them for load, not for a fault.

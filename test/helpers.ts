@@ -6,6 +6,8 @@
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
+import { DIRECTORY, shardNames } from "../src/db/shard-plan";
+import { bindingNamed } from "../src/db/shards";
 
 export const BASE = "https://api.example.test";
 
@@ -15,16 +17,39 @@ export function call(path: string, init: RequestInit = {}): Promise<Response> {
 
 let accounts = 0;
 
+/**
+ * A new account, in the directory and, when it is another database, in its shard (as the registration
+ * tool does): `shard` or, by default, the shards of `SHARDS` in turn, so with several shards the tests'
+ * accounts live on different ones.
+ */
+export async function createAccount(shard?: string): Promise<number> {
+  const shards = shardNames(env.SHARDS);
+  const placed = shard ?? shards[accounts % shards.length]!;
+  const row = await env.DB.prepare("INSERT INTO accounts (name, shard) VALUES (?, ?) RETURNING id, name, created_at")
+    .bind(`account-${++accounts}-${crypto.randomUUID()}`, placed)
+    .first<{ id: number; name: string; created_at: number }>();
+  if (placed !== DIRECTORY) {
+    await bindingNamed(env, placed)
+      .prepare("INSERT INTO accounts (id, name, created_at, shard) VALUES (?, ?, ?, ?)")
+      .bind(row!.id, row!.name, row!.created_at, placed)
+      .run();
+  }
+  return row!.id;
+}
+
+/** The database holding the account's content: what a test reads to check stored rows. */
+export async function contentDb(accountId: number): Promise<D1Database> {
+  const row = await env.DB.prepare("SELECT shard FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ shard: string }>();
+  return bindingNamed(env, row?.shard ?? DIRECTORY);
+}
+
 export type TestClient = { accountId: number; clientId: string; clientSecret: string; scope: string };
 
 /** A new account with one client (scopes "read write" unless given). */
 export async function createClient(scope = "read write", accountId?: number): Promise<TestClient> {
-  if (accountId === undefined) {
-    const row = await env.DB.prepare("INSERT INTO accounts (name) VALUES (?) RETURNING id")
-      .bind(`account-${++accounts}-${crypto.randomUUID()}`)
-      .first<{ id: number }>();
-    accountId = row!.id;
-  }
+  accountId ??= await createAccount();
   const clientId = generateClientId();
   const clientSecret = generateClientSecret();
   await env.DB.prepare("INSERT INTO clients (id, account_id, name, secret_hash, scope) VALUES (?, ?, ?, ?, ?)")
