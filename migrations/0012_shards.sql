@@ -3,7 +3,8 @@
 -- so it loses its foreign key to `lists` (a child table rebuilt: nothing references it, nothing cascades).
 -- `account_fences` lets a shard refuse every content write of an account being switched to another shard
 -- or gone from it: the triggers below abort such a write inside its own transaction, so nothing of it is
--- written and the Worker answers 503 with Retry-After. `mover` lets the move's own batches through;
+-- written and the Worker answers 503 with Retry-After. Categories are shared by every account and written to
+-- every shard (src/db/client.ts), so they have no fence. `mover` lets the move's own batches through;
 -- a pause with `until` ends by itself, so a crashed move cannot pause an account for good. Each trigger body is one line (workers-sdk #4326).
 CREATE TABLE `account_fences` (
 	`account_id` integer PRIMARY KEY NOT NULL,
@@ -42,12 +43,6 @@ CREATE TRIGGER `events_fence_insert` BEFORE INSERT ON `events` BEGIN SELECT RAIS
 CREATE TRIGGER `events_fence_update` BEFORE UPDATE ON `events` BEGIN SELECT RAISE(ABORT, 'account_fenced') WHERE EXISTS (SELECT 1 FROM `account_fences` WHERE `account_id` = old.`account_id` AND (`state` = 'gone' OR (`state` = 'paused' AND coalesce(`until` > cast(unixepoch('subsec') * 1000 as integer), 1)))); END;
 --> statement-breakpoint
 CREATE TRIGGER `events_fence_delete` BEFORE DELETE ON `events` BEGIN SELECT RAISE(ABORT, 'account_fenced') WHERE EXISTS (SELECT 1 FROM `account_fences` WHERE `account_id` = old.`account_id` AND (`state` = 'gone' OR (`state` = 'paused' AND coalesce(`until` > cast(unixepoch('subsec') * 1000 as integer), 1)))); END;
---> statement-breakpoint
-CREATE TRIGGER `categories_fence_insert` BEFORE INSERT ON `categories` WHEN new.`account_id` IS NOT NULL BEGIN SELECT RAISE(ABORT, 'account_fenced') WHERE EXISTS (SELECT 1 FROM `account_fences` WHERE `account_id` = new.`account_id` AND (`state` = 'gone' OR (`state` = 'paused' AND coalesce(`until` > cast(unixepoch('subsec') * 1000 as integer), 1)))); END;
---> statement-breakpoint
-CREATE TRIGGER `categories_fence_update` BEFORE UPDATE ON `categories` WHEN old.`account_id` IS NOT NULL BEGIN SELECT RAISE(ABORT, 'account_fenced') WHERE EXISTS (SELECT 1 FROM `account_fences` WHERE `account_id` = old.`account_id` AND (`state` = 'gone' OR (`state` = 'paused' AND coalesce(`until` > cast(unixepoch('subsec') * 1000 as integer), 1)))); END;
---> statement-breakpoint
-CREATE TRIGGER `categories_fence_delete` BEFORE DELETE ON `categories` WHEN old.`account_id` IS NOT NULL BEGIN SELECT RAISE(ABORT, 'account_fenced') WHERE EXISTS (SELECT 1 FROM `account_fences` WHERE `account_id` = old.`account_id` AND (`state` = 'gone' OR (`state` = 'paused' AND coalesce(`until` > cast(unixepoch('subsec') * 1000 as integer), 1)))); END;
 --> statement-breakpoint
 CREATE TRIGGER `idempotency_keys_fence_insert` BEFORE INSERT ON `idempotency_keys` BEGIN SELECT RAISE(ABORT, 'account_fenced') WHERE EXISTS (SELECT 1 FROM `account_fences` WHERE `account_id` = new.`account_id` AND (`state` = 'gone' OR (`state` = 'paused' AND coalesce(`until` > cast(unixepoch('subsec') * 1000 as integer), 1)))); END;
 --> statement-breakpoint

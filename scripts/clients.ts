@@ -21,7 +21,7 @@ import {
   type Execute,
 } from "./lib/registry.ts";
 import { createKey, listKeys, revokeKey, type KeySummary } from "./lib/keys.ts";
-import { configuredShards, copyAccountToShard, emptiestShard } from "./lib/shards.ts";
+import { configuredShards, copyAccountToShards, emptiestShard } from "./lib/shards.ts";
 import { d1Execute, WranglerError, type Target } from "./lib/wrangler.ts";
 
 const USAGE = `Usage: npm run clients -- <command> [options]
@@ -249,7 +249,7 @@ async function main(argv: string[]): Promise<void> {
         scope,
         shard,
       });
-      await copyAccountToShard(execute, target(values), created.account_id);
+      await copyAccountToShards(execute, target(values), created.account_id);
       if (json) {
         const { client_id, client_secret, account, scope, name, account_created, created_at } = created;
         print(JSON.stringify({ client_id, client_secret, account, scope, name, account_created, created_at }));

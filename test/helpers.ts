@@ -18,9 +18,9 @@ export function call(path: string, init: RequestInit = {}): Promise<Response> {
 let accounts = 0;
 
 /**
- * A new account, in the directory and, when it is another database, in its shard (as the registration
- * tool does): `shard` or, by default, the shards of `SHARDS` in turn, so with several shards the tests'
- * accounts live on different ones.
+ * A new account, in the directory and in every other shard (as the registration tool does: its content
+ * references it there, its categories on every shard), placed on `shard` or, by default, the shards of
+ * `SHARDS` in turn, so with several shards the tests' accounts live on different ones.
  */
 export async function createAccount(shard?: string): Promise<number> {
   const shards = shardNames(env.SHARDS);
@@ -28,8 +28,8 @@ export async function createAccount(shard?: string): Promise<number> {
   const row = await env.DB.prepare("INSERT INTO accounts (name, shard) VALUES (?, ?) RETURNING id, name, created_at")
     .bind(`account-${++accounts}-${crypto.randomUUID()}`, placed)
     .first<{ id: number; name: string; created_at: number }>();
-  if (placed !== DIRECTORY) {
-    await bindingNamed(env, placed)
+  for (const name of shards.filter((name) => name !== DIRECTORY)) {
+    await bindingNamed(env, name)
       .prepare("INSERT INTO accounts (id, name, created_at, shard) VALUES (?, ?, ?, ?)")
       .bind(row!.id, row!.name, row!.created_at, placed)
       .run();
@@ -37,12 +37,26 @@ export async function createAccount(shard?: string): Promise<number> {
   return row!.id;
 }
 
-/** The database holding the account's content: what a test reads to check stored rows. */
-export async function contentDb(accountId: number): Promise<D1Database> {
+/** The binding name of the database holding the account's content. */
+export async function shardOf(accountId: number): Promise<string> {
   const row = await env.DB.prepare("SELECT shard FROM accounts WHERE id = ?")
     .bind(accountId)
     .first<{ shard: string }>();
-  return bindingNamed(env, row?.shard ?? DIRECTORY);
+  return row?.shard ?? DIRECTORY;
+}
+
+/** The database holding the account's content: what a test reads to check stored rows. */
+export async function contentDb(accountId: number): Promise<D1Database> {
+  return bindingNamed(env, await shardOf(accountId));
+}
+
+/** The database that holds row `id` of `table` (a content table): for helpers that know an id, not its account. */
+export async function databaseHolding(table: string, id: number): Promise<D1Database> {
+  for (const name of shardNames(env.SHARDS)) {
+    const db = bindingNamed(env, name);
+    if (await db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).bind(id).first()) return db;
+  }
+  return env.DB;
 }
 
 export type TestClient = { accountId: number; clientId: string; clientSecret: string; scope: string };

@@ -60,17 +60,20 @@ export async function emptiestShard(target: Target): Promise<string> {
 }
 
 /**
- * Gives the account's shard its copy of the account's row (its content references it). Idempotent, so
- * running a registration again repairs an interrupted one.
+ * Gives every shard but the directory its copy of the account's row: its content references it on its
+ * shard, its categories on every shard (docs/scaling.md). Idempotent, so running a registration again
+ * repairs an interrupted one.
  */
-export async function copyAccountToShard(directory: Execute, target: Target, accountId: number): Promise<void> {
+export async function copyAccountToShards(directory: Execute, target: Target, accountId: number): Promise<void> {
   const [rows = []] = await directory([`SELECT id, name, created_at, shard FROM accounts WHERE id = ${accountId}`]);
   const row = rows[0];
-  if (!row || row.shard === DIRECTORY) return;
-  await d1Execute(
-    target,
-    String(row.shard),
-  )([
-    `INSERT INTO accounts (id, name, created_at, shard) VALUES (${accountId}, ${sqlString(String(row.name))}, ${Number(row.created_at)}, ${sqlString(String(row.shard))}) ON CONFLICT (id) DO NOTHING`,
-  ]);
+  if (!row) return;
+  for (const binding of configuredShards().filter((name) => name !== DIRECTORY)) {
+    await d1Execute(
+      target,
+      binding,
+    )([
+      `INSERT INTO accounts (id, name, created_at, shard) VALUES (${accountId}, ${sqlString(String(row.name))}, ${Number(row.created_at)}, ${sqlString(String(row.shard))}) ON CONFLICT (id) DO NOTHING`,
+    ]);
+  }
 }

@@ -167,9 +167,70 @@ class RoutedStatement {
   first = (column?: string) =>
     (column === undefined ? this.native().first() : this.native().first(column)).catch(accountMoving);
   run = () => this.native().run().catch(accountMoving);
-  all = () => this.native().all().catch(accountMoving);
+  all = () =>
+    (CATEGORY_WRITE.test(this.query) ? writeCategories(this) : this.native().all<Record<string, unknown>>()).catch(
+      accountMoving,
+    );
   raw = (options?: { columnNames?: boolean }) =>
     (options?.columnNames ? this.native().raw({ columnNames: true }) : this.native().raw()).catch(accountMoving);
+}
+
+/** A statement that writes categories (drizzle's inserts, updates and deletes, all with RETURNING). */
+const CATEGORY_WRITE = /^\s*(insert\s+into|update|delete\s+from)\s+["`]?categories["`]?\s/i;
+
+/** The shards other than the request's own: where a shared row is written too. */
+function otherShards(store: RequestDatabases): D1DatabaseSession[] {
+  const own = store.shard ?? store.env.DB;
+  return shardNames(store.env.SHARDS)
+    .map((name) => bindingNamed(store.env, name))
+    .filter((binding) => binding !== own)
+    .map((binding) => sessionOf(store, binding));
+}
+
+/** `row` written as it is, in `session`: an update if it has the row, else an insert (see src/db/move.ts). */
+function copyRow(session: D1DatabaseSession, row: Record<string, unknown>): Promise<unknown> {
+  const columns = Object.keys(row).filter((column) => column !== "id");
+  return session.batch([
+    session
+      .prepare(`UPDATE categories SET ${columns.map((c) => `"${c}" = ?`).join(", ")} WHERE id = ?`)
+      .bind(...columns.map((c) => row[c]), row.id),
+    session
+      .prepare(
+        `INSERT INTO categories ("id", ${columns.map((c) => `"${c}"`).join(", ")})
+         SELECT ?, ${columns.map(() => "?").join(", ")} WHERE NOT EXISTS (SELECT 1 FROM categories WHERE id = ?)`,
+      )
+      .bind(row.id, ...columns.map((c) => row[c]), row.id),
+  ]);
+}
+
+/**
+ * Categories are shared: every account reads every one and may put any on its places (CONTRACT
+ * "Access"), so every shard holds every category, and a write goes to the request's shard first (whose
+ * AUTOINCREMENT gives a new one its id) and then, as the rows it returned, to every other shard. A
+ * deletion another shard's places still depend on is undone and refused as the foreign key refuses it
+ * on one database (409).
+ */
+async function writeCategories(statement: RoutedStatement): Promise<D1Result<Record<string, unknown>>> {
+  const result = await statement.native().all<Record<string, unknown>>();
+  const store = requests.getStore();
+  if (!store) return result;
+  const others = otherShards(store);
+  const deletion = /^\s*delete/i.test(statement.query);
+  for (const row of result.results) {
+    if (deletion) {
+      for (const other of others) {
+        const used = await other.prepare("SELECT 1 FROM pinpoints WHERE category_id = ? LIMIT 1").bind(row.id).first();
+        if (used) {
+          await copyRow(sessionOf(store, store.shard ?? store.env.DB), row);
+          throw new Error("FOREIGN KEY constraint failed: a place on another shard uses the category");
+        }
+      }
+      for (const other of others) await other.prepare("DELETE FROM categories WHERE id = ?").bind(row.id).run();
+    } else {
+      for (const other of others) await copyRow(other, row);
+    }
+  }
+  return result;
 }
 
 const routedBindings = new WeakMap<D1Database, D1Database>();

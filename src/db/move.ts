@@ -362,7 +362,10 @@ async function catchUp(
   }
 }
 
-/** Deletes every row of the account in `write`'s database, in batches, children first. */
+/**
+ * Deletes every row of the account in `write`'s database, in batches, children first. Not its
+ * categories: every shard holds every category (src/db/client.ts), which other accounts' places may use.
+ */
 async function deleteAccountRows(account: number, write: Batch, batchRows: number): Promise<void> {
   const chunked = (table: string) =>
     q(
@@ -370,7 +373,7 @@ async function deleteAccountRows(account: number, write: Batch, batchRows: numbe
       account,
       batchRows,
     );
-  for (const table of ["events", "lists", "pinpoints", "categories"]) {
+  for (const table of ["events", "lists", "pinpoints"]) {
     for (;;) {
       const [, [left]] = (await write([
         chunked(table),
@@ -404,8 +407,8 @@ async function purgeLeftovers(
       (
         await shard([fenceAs(options.account, "mover", null), ...statements, fenceAs(options.account, "gone", null)])
       ).slice(1, -1);
+    // The account's row stays: its categories, on every shard, reference it.
     await deleteAccountRows(options.account, asMover, batchRows);
-    if (name !== DIRECTORY) await shard([q("DELETE FROM accounts WHERE id = ?", options.account)]);
     log(`Deleted the account's rows from ${name}.`);
     purged = true;
   }
