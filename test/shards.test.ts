@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import { moveAccount, MoveError, type Batch } from "../src/db/move";
 import { DIRECTORY, ID_RANGE, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
-import { caller, contentDb, createAccount, createList, createPinpoint, json, type Caller } from "./helpers";
+import { caller, contentDb, createAccount, createList, createPinpoint, json, shardOf, type Caller } from "./helpers";
 
 const SHARDS = shardNames(env.SHARDS);
 
@@ -41,11 +41,6 @@ async function rowsOf(db: D1Database, account: number): Promise<Record<string, n
     counts[table] = row!.n;
   }
   return counts;
-}
-
-async function shardOf(account: number): Promise<string> {
-  const row = await env.DB.prepare("SELECT shard FROM accounts WHERE id = ?").bind(account).first<{ shard: string }>();
-  return row!.shard;
 }
 
 /** Sends a write, and again after Retry-After while the account's writes are paused; returns the answer and the retries. */

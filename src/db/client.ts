@@ -172,7 +172,15 @@ class RoutedStatement {
       accountMoving,
     );
   raw = (options?: { columnNames?: boolean }) =>
-    (options?.columnNames ? this.native().raw({ columnNames: true }) : this.native().raw()).catch(accountMoving);
+    (CATEGORY_WRITE.test(this.query)
+      ? writeCategories(this).then(({ results }) => {
+          const rows = results.map((row) => Object.values(row));
+          return options?.columnNames ? [Object.keys(results[0] ?? {}), ...rows] : rows;
+        })
+      : options?.columnNames
+        ? this.native().raw({ columnNames: true })
+        : this.native().raw()
+    ).catch(accountMoving);
 }
 
 /** A statement that writes categories (drizzle's inserts, updates and deletes, all with RETURNING). */

@@ -81,6 +81,8 @@ export async function foreignAsMissing<T>(read: Promise<T>, what: string): Promi
     return await read;
   } catch (error) {
     if (error instanceof ApiError && error.code === "forbidden") throw notFound(what);
+    // Not worth asking the other shards whose it is: it is absent either way.
+    if (error instanceof MissingHere) throw error.answer;
     throw error;
   }
 }
