@@ -14,9 +14,6 @@ export const DIRECTORY = "DB";
  */
 export const PLACEMENT_FRESH_MS = 1000;
 
-/** Tables only the directory holds; a statement naming one runs there. */
-export const DIRECTORY_TABLES = ["accounts", "clients", "publishable_keys", "publishable_key_lists"] as const;
-
 /**
  * Ids and change-log sequence numbers are allocated in ranges of this many,
  * each range by one shard only: 2^53 / 2^36 = 131,072 ranges fit in safe integers.
