@@ -91,7 +91,15 @@ export type Runtime = {
  * group's setup, the limiter bound to the service and the bare Worker, and the service once more
  * without it (`unlimited`), so the local limiter's cost can be told apart (bench/public.ts).
  */
-type Workers = { api?: Bundle; baselines?: boolean; reference?: boolean; publicMaps?: boolean; inspectorPort?: number };
+type Workers = {
+  api?: Bundle;
+  baselines?: boolean;
+  reference?: boolean;
+  publicMaps?: boolean;
+  inspectorPort?: number;
+  /** D1 bindings besides DB that hold accounts' content (docs/scaling.md): bound to the service, named in SHARDS. */
+  shards?: string[];
+};
 
 const quietLog = () => new Log(LogLevel.WARN);
 
@@ -105,7 +113,11 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   const compat = { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
   const socket = [{ host: "127.0.0.1", port: 0 }];
   const base = { ...compat, modules: true, unsafeDirectSockets: socket };
-  const storage = { d1Databases: { DB: DB_ID }, r2Buckets: { MEDIA: "bench-media" } };
+  const shards = workers.shards ?? [];
+  const storage = {
+    d1Databases: { DB: DB_ID, ...Object.fromEntries(shards.map((name) => [name, `${DB_ID}-${name}`])) },
+    r2Buckets: { MEDIA: "bench-media" },
+  };
   const list: Record<string, unknown>[] = [];
   if (workers.api) {
     const service = {
@@ -120,6 +132,7 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
       name: "api",
       bindings: {
         ...config.vars,
+        ...(shards.length > 0 && { SHARDS: ["DB", ...shards].join(",") }),
         TOKEN_SIGNING_KEY: SIGNING_KEY,
         // What RateLimit-Policy states: the binding's limit, as wrangler.toml keeps them equal.
         ...(workers.publicMaps && { RATE_LIMIT_PUBLIC: `${PUBLIC_LIMIT.limit}/${PUBLIC_LIMIT.period}` }),

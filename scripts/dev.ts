@@ -69,12 +69,10 @@ function applyMigrations(target: Target): void {
   // wrangler prints a table of every migration, twice, which pushed the credentials off the first
   // screen; one line says the same, and the whole output is shown only when it failed. Every
   // database of the configuration: the directory and each shard (docs/scaling.md).
-  const applied = [...migrateAll(target)].filter(([, count]) => count > 0);
-  say(
-    applied.length > 0
-      ? `Applied ${applied.map(([binding, count]) => `${count} migration(s) to ${binding}`).join(", ")} (local).`
-      : "The local database is up to date.",
-  );
+  const applied = [...migrateAll(target)];
+  if (applied.every(([, count]) => count === 0)) say("The local database is up to date.");
+  else if (applied.length === 1) say(`Applied ${applied[0]![1]} migration(s) to the local database.`);
+  else say(`Applied migrations to the local databases: ${applied.map(([db, n]) => `${db} ${n}`).join(", ")}.`);
 }
 
 function readDevClient(): DevClient | null {

@@ -101,6 +101,22 @@ function upsert(table: string, key: readonly string[], row: Row): Statement[] {
   ];
 }
 
+/**
+ * Inserts `rows` the target does not have yet, in one statement: the rows travel as one JSON
+ * parameter (a D1 statement takes at most 100 parameters), for the bulk copy.
+ */
+function insertMissing(table: string, key: readonly string[], rows: Row[]): Statement {
+  const columns = Object.keys(rows[0]!);
+  const field = (c: string) => `j.value ->> '$.${c}'`;
+  return q(
+    `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(", ")})
+     SELECT ${columns.map(field).join(", ")} FROM json_each(?) AS j
+     WHERE NOT EXISTS (SELECT 1 FROM "${table}" WHERE ${key.map((c) => `"${c}" = ${field(c)}`).join(" AND ")})
+     ORDER BY j.key`,
+    JSON.stringify(rows),
+  );
+}
+
 const fenceAs = (account: number, state: string, until: number | null) =>
   q(
     `INSERT INTO account_fences (account_id, state, until) VALUES (?, ?, ?)
@@ -176,7 +192,7 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
         q(`SELECT * FROM "${table}" WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, account, after, batchRows),
       ])) as [Row[]];
       if (rows.length === 0) break;
-      await onTarget(rows.flatMap((row) => upsert(table, key, row)));
+      await onTarget([insertMissing(table, key, rows)]);
       if (table === "lists") await copyMemberships(source, onTarget, rows, batchRows);
       copied += rows.length;
       after = Number(rows.at(-1)!.id);
@@ -260,7 +276,7 @@ async function copyMemberships(source: Batch, write: Batch, lists: Row[], batchR
         ),
       ])) as [Row[]];
       if (rows.length === 0) break;
-      await write(rows.flatMap((row) => upsert("list_pinpoints", ["list_id", "pinpoint_id"], row)));
+      await write([insertMissing("list_pinpoints", ["list_id", "pinpoint_id"], rows)]);
       after = Number(rows.at(-1)!.pinpoint_id);
     }
   }
