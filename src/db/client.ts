@@ -31,19 +31,25 @@ type RequestDatabases = {
   /** The bookmark the client sent: where the account's shard session starts. */
   bookmark: string | undefined;
   constraint: D1SessionConstraint;
-  sessions: Map<D1Database, D1DatabaseSession>;
+  /** The directory's session (for its tables) apart from the content sessions, even on the same database. */
+  sessions: Map<D1Database | "directory", D1DatabaseSession>;
   shard: D1Database | null;
   waitUntil: (promise: Promise<unknown>) => void;
 };
 
 const requests = new AsyncLocalStorage<RequestDatabases>();
 
-function sessionOf(store: RequestDatabases, binding: D1Database): D1DatabaseSession {
-  let session = store.sessions.get(binding);
+/**
+ * The request's session on `binding`, opened on first use: the client's bookmark starts the session of
+ * the account's content only (a bookmark is one database's position, and the client got it from there).
+ */
+function sessionOf(store: RequestDatabases, binding: D1Database, directory = false): D1DatabaseSession {
+  const key = directory ? "directory" : binding;
+  let session = store.sessions.get(key);
   if (!session) {
-    const content = binding === (store.shard ?? store.env.DB);
-    session = binding.withSession(content ? (store.bookmark ?? store.constraint) : store.constraint);
-    store.sessions.set(binding, session);
+    const own = !directory && binding === (store.shard ?? store.env.DB);
+    session = binding.withSession(own ? (store.bookmark ?? store.constraint) : store.constraint);
+    store.sessions.set(key, session);
   }
   return session;
 }
@@ -56,7 +62,7 @@ function sessionOf(store: RequestDatabases, binding: D1Database): D1DatabaseSess
 export function currentBookmark(): string | null {
   const store = requests.getStore();
   if (!store) return null;
-  const session = store.sessions.get(store.shard ?? store.env.DB) ?? store.sessions.get(store.env.DB);
+  const session = store.sessions.get(store.shard ?? store.env.DB) ?? store.sessions.get("directory");
   return session?.getBookmark() ?? null;
 }
 
@@ -138,7 +144,7 @@ function namesDirectory(query: string): boolean {
 function targetOf(binding: D1Database, query: string): D1Database | D1DatabaseSession {
   const store = requests.getStore();
   if (!store) return binding;
-  return sessionOf(store, namesDirectory(query) ? store.env.DB : (store.shard ?? store.env.DB));
+  return namesDirectory(query) ? sessionOf(store, store.env.DB, true) : sessionOf(store, store.shard ?? store.env.DB);
 }
 
 /** A shard refused the write of an account that is being moved or has left (migration 0012's fence triggers). */
