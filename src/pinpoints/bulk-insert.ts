@@ -5,6 +5,7 @@
  * bound parameters never applies. The statements go in one D1 batch: all of
  * them are written or none. The insert triggers index each row for search.
  */
+import { utf8Length } from "../core/utf8";
 import { plainText } from "../fields/plain-text";
 
 /** The columns a bulk insert writes, in the order each row array lists them. */
@@ -33,8 +34,8 @@ export type BulkRow = {
   tags: string[];
 };
 
-/** One statement's parameter stays well under D1's 2 MB limit on a string value. */
-const MAX_CHUNK_BYTES = 1_000_000;
+/** One statement's parameter stays well under D1's 2 MB limit on a string value (counted in UTF-8 bytes). */
+export const MAX_CHUNK_BYTES = 1_000_000;
 
 const INSERT_SQL =
   `INSERT INTO pinpoints (account_id, ${BULK_COLUMNS.join(", ")}) ` +
@@ -60,21 +61,22 @@ const asArray = (row: BulkRow) => [
 
 type Chunk = { json: string; count: number };
 
-/** Splits rows into JSON arrays of at most MAX_CHUNK_BYTES each (a row larger than that alone). */
-function chunkRows(rows: readonly BulkRow[]): Chunk[] {
+/** Splits rows into JSON arrays of at most MAX_CHUNK_BYTES of UTF-8 each (a row larger than that alone). */
+export function chunkRows(rows: readonly BulkRow[]): Chunk[] {
   const chunks: Chunk[] = [];
   let current: string[] = [];
   let bytes = 2;
   const close = () => chunks.push({ json: `[${current.join(",")}]`, count: current.length });
   for (const row of rows) {
     const text = JSON.stringify(asArray(row));
-    if (current.length > 0 && bytes + text.length + 1 > MAX_CHUNK_BYTES) {
+    const size = utf8Length(text);
+    if (current.length > 0 && bytes + size + 1 > MAX_CHUNK_BYTES) {
       close();
       current = [];
       bytes = 2;
     }
     current.push(text);
-    bytes += text.length + 1;
+    bytes += size + 1;
   }
   if (current.length > 0) close();
   return chunks;
