@@ -237,6 +237,17 @@ describe("bearer: invalid tokens", () => {
     await expectOk(await get("/v3.0/pinpoints", await signRaw({ alg: "HS256", typ: "at+jwt", kid }, claims)));
   });
 
+  it('refuses a correctly signed token whose type is not "at+jwt"', async () => {
+    const client = await createClient();
+    const { kid } = await currentKey();
+    const claims = claimsFor(client);
+    // Signed with the right key and algorithm: only the type says it is not an access token.
+    for (const typ of ["JWT", "jwt", "at+JWT", "", undefined]) {
+      await expectInvalidToken(await get("/v3.0/pinpoints", await signRaw({ alg: "HS256", typ, kid }, claims)));
+    }
+    await expectOk(await get("/v3.0/pinpoints", await signRaw({ alg: "HS256", typ: "at+jwt", kid }, claims)));
+  });
+
   it("refuses a correctly signed token whose claims are incomplete or mistyped", async () => {
     const client = await createClient();
     const { kid } = await currentKey();
