@@ -23,7 +23,7 @@ import type { Page } from "playwright-core";
 import { launchChromium, outsideRequests } from "./lib/chromium.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { createClient } from "./lib/registry.ts";
-import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { d1Execute, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
 const SCREENSHOTS = process.env.DOCS_SCREENSHOTS ?? tmpdir();
 
