@@ -12,7 +12,16 @@ import { generateClientSecret, hashSecret } from "../src/core/secrets";
 import { signingKeys, type SigningKey } from "../src/core/signing";
 import { signToken, type TokenClaims } from "../src/auth/tokens";
 import { clock } from "../src/core/clock";
-import { call, caller, createClient, createPinpoint, requestToken, type Caller, type TestClient } from "./helpers";
+import {
+  call,
+  caller,
+  createClient,
+  createPinpoint,
+  expectProblem,
+  requestToken,
+  type Caller,
+  type TestClient,
+} from "./helpers";
 
 const realNow = clock.now;
 afterEach(() => {
@@ -81,19 +90,6 @@ async function signRaw(header: unknown, payload: unknown): Promise<string> {
   const input = `${encodePart(header)}.${encodePart(payload)}`;
   const mac = await crypto.subtle.sign("HMAC", key.key, utf8.encode(input));
   return `${input}.${base64urlEncode(new Uint8Array(mac))}`;
-}
-
-async function expectProblem(response: Response, status: number): Promise<Record<string, unknown>> {
-  const body = await response.json<Record<string, unknown>>();
-  expect(response.status, JSON.stringify(body)).toBe(status);
-  expect(response.headers.get("Content-Type")).toBe("application/problem+json");
-  expect(body).toMatchObject({
-    type: expect.any(String),
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-  });
-  return body;
 }
 
 /** 401 whose challenge carries `error="invalid_token"` (RFC 6750 §3.1). */

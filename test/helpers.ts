@@ -3,14 +3,70 @@
  * registration tool does), tokens obtained from the real token endpoint, and
  * a fetch that goes through the Worker's own default export.
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { app } from "../src/app";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
 
 export const BASE = "https://api.example.test";
 
 export function call(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(new URL(path, BASE), init));
+}
+
+/**
+ * The app run with some bindings replaced (vars, secrets), as a deployment
+ * configured differently would run it; resolves once its background work is done.
+ */
+export async function fetchWith(
+  bindings: Record<string, unknown>,
+  request: Request | string,
+  init: RequestInit = {},
+): Promise<Response> {
+  const ctx = createExecutionContext();
+  const req = typeof request === "string" ? new Request(new URL(request, BASE), init) : request;
+  // [vars] are typed as their wrangler.toml values; the config parser takes any string.
+  const response = await app.fetch(req, { ...env, ...bindings } as Cloudflare.Env, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+export type Problem = {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: { pointer?: string; parameter?: string; detail: string }[];
+} & Record<string, unknown>;
+
+/**
+ * Asserts RFC 9457 problem details with `status` and returns the body; with
+ * `code`, its type too, and with `pointers`, the pointers (or parameters) its
+ * `errors` name, in any order.
+ */
+export async function expectProblem(
+  response: Response,
+  status: number,
+  expected: { code?: string; pointers?: readonly string[] } = {},
+): Promise<Problem> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  expect(response.headers.get("Content-Type")).toBe("application/problem+json");
+  const body = JSON.parse(text) as Problem;
+  expect(body).toMatchObject({
+    type: expect.any(String),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+  });
+  expect(body.title.length).toBeGreaterThan(0);
+  expect(body.detail.length).toBeGreaterThan(0);
+  if (expected.code) expect(body.type).toBe(`urn:poi-api:problem:${expected.code}`);
+  if (expected.pointers) {
+    expect((body.errors ?? []).map((e) => e.pointer ?? e.parameter).sort()).toEqual([...expected.pointers].sort());
+  }
+  return body;
 }
 
 let accounts = 0;
@@ -60,7 +116,11 @@ export async function requestToken(client: TestClient, form: Record<string, stri
   });
 }
 
-/** An API caller: a client of a fresh account with a token, and JSON helpers. */
+/**
+ * An API caller: a client of a fresh account with a token, and JSON helpers.
+ * Its requests resolve once their background work (`waitUntil`: media
+ * deletions, cache refreshes) is done, so a test reads its effects directly.
+ */
 export type Caller = TestClient & {
   token: string;
   get(path: string, headers?: Record<string, string>): Promise<Response>;
@@ -76,9 +136,9 @@ export async function caller(scope = "read write", accountId?: number): Promise<
   return {
     ...client,
     token,
-    get: (path, headers = {}) => call(path, { headers: { ...auth, ...headers } }),
+    get: (path, headers = {}) => fetchWith({}, path, { headers: { ...auth, ...headers } }),
     send: (method, path, body, headers = {}) =>
-      call(path, {
+      fetchWith({}, path, {
         method,
         headers: { ...auth, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
