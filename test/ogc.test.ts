@@ -72,12 +72,14 @@ describe("OGC API – Features, Core", () => {
     expect(page.headers.get("Content-Type")).toMatch(/^text\/html/);
   });
 
-  it("/req/core/conformance-op, conformance-success: Core and GeoJSON are declared", async () => {
+  it("/req/core/conformance-op, conformance-success: Core, GeoJSON and Part 3's queryables are declared", async () => {
     const a = await caller();
     const body = await ok<{ conformsTo: string[] }>(a, "/ogc/conformance");
     expect(body.conformsTo).toEqual([
       "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
       "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+      "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+      "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
     ]);
   });
 
