@@ -6,7 +6,7 @@
  * collections (src/ogc/collections.ts); unknown query parameters are a 400 here, as the standard
  * requires. docs/ogc.md maps each requirement to where it is met and its test.
  */
-import type { Context } from "hono";
+import { Hono, type Context } from "hono";
 import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
 import type { AppEnv } from "../core/env";
@@ -252,7 +252,7 @@ export const ogcRoutes = resourceApp()
         description: "Your pinpoints, events and lists as feature collections, for GIS clients.",
         links: [
           link(c, OGC_PREFIX, "self", JSON_TYPE, "This document"),
-          link(c, "/v3.0/openapi.json", "service-desc", OPENAPI_MEDIA_TYPE, "API definition"),
+          link(c, `${OGC_PREFIX}/api`, "service-desc", OPENAPI_MEDIA_TYPE, "API definition"),
           link(c, "/docs", "service-doc", "text/html", "API reference"),
           link(c, `${OGC_PREFIX}/conformance`, "conformance", JSON_TYPE, "Conformance classes"),
           link(c, `${OGC_PREFIX}/collections`, "data", JSON_TYPE, "Collections"),
@@ -356,4 +356,34 @@ export const ogcRoutes = resourceApp()
         ],
       });
     }),
+  );
+
+/** What `/ogc/api` answers: an OpenAPI 3.1 object. */
+const openApiObject = z.looseObject({ openapi: z.string().startsWith("3.1.") });
+
+/**
+ * `GET /ogc/api`, the landing page's `service-desc`: the OpenAPI document of the /ogc operations
+ * alone, with paths relative to /ogc, which GDAL's OAPIF driver reads to learn the items' query
+ * parameters (docs/ogc.md "Queryables"). The document is built by src/openapi/, a layer above:
+ * app.ts passes its handler in and mounts this after `ogcRoutes`, whose token check it shares.
+ */
+export const ogcDefinitionRoutes = (definition: (c: Context<AppEnv>) => Response) =>
+  new Hono<AppEnv>().get(
+    "/api",
+    ...operation({
+      summary: "The OGC API – Features definition",
+      description:
+        "The OpenAPI document of the `/ogc` operations alone, with `/ogc` as its server: " +
+        `\`${OPENAPI_MEDIA_TYPE}\` when Accept names that type (and no other version), else JSON.`,
+      operationId: "getOgcApiDefinition",
+      tags: ["ogc"],
+      publishable: true,
+      responses: {
+        200: {
+          description: "The OpenAPI document",
+          content: { "application/json": openApiObject, "application/vnd.oai.openapi+json": openApiObject },
+          headers: { Vary: { description: "`Accept`" } },
+        },
+      },
+    })(knownParameters(noParameters), validate("query", noParameters), definition),
   );
