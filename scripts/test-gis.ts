@@ -7,6 +7,10 @@
  *   right count, attributes and coordinates;
  * - `ogr2ogr -spat` returns exactly the features inside the box (the server
  *   filters: GDAL sends `bbox`, and the pages it reads hold only those).
+ * - `ogr2ogr -where` on a queryable (`category`, `tags`) returns exactly the
+ *   matching features, and the server filtered them: GDAL sends the equality
+ *   as a query parameter (it finds them in /ogc/api) and reads one page where
+ *   the whole collection takes three; a non-queryable `-where` still works.
  * - `ogr2ogr` reads a vector tile with the MVT driver, and `ogrinfo` opens the
  *   tiles by their TileJSON (/v3.0/tiles.json).
  * And the bulk tools against the same service: `npm run import` of a GeoJSON
