@@ -181,19 +181,24 @@ test("ogr2ogr -spat returns exactly the features inside the box", () => {
   assert.match(log, /Fetch\(\S+\/ogc\/collections\/pinpoints\/items\?\S*bbox=/, "GDAL asked the server for the box");
 });
 
-/** The items requests the dev server has logged so far (src/http/logging.ts: one JSON line each). */
-const itemsRequestsLogged = () =>
-  server
-    .output()
-    .split("\n")
-    .filter((line) => line.includes('"route":"/ogc/collections/:collectionId/items"')).length;
-
-/** The items requests logged since `from`, once `count` of them are in (the tools run synchronously, so the log lags). */
-async function itemsRequestsSince(from: number, count: number): Promise<number> {
-  const deadline = Date.now() + 10_000;
-  while (itemsRequestsLogged() - from < count && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-  return itemsRequestsLogged() - from;
+/**
+ * The dev server's log up to a request made now: the tools run synchronously, so their requests'
+ * lines (src/http/logging.ts) arrive late; once this one's request id is in, every earlier line is.
+ */
+async function logSoFar(): Promise<string> {
+  const response = await fetch(`${server.base}/ogc/conformance`, { headers: { Authorization: `Bearer ${token}` } });
+  await response.body?.cancel();
+  const id = response.headers.get("X-Request-Id")!;
+  const deadline = Date.now() + 30_000;
+  while (!server.output().includes(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const output = server.output();
+  assert.ok(output.includes(id), `request ${id} is not in the dev server's log`);
+  return output.slice(0, output.indexOf(id));
 }
+
+/** The items requests in a log. */
+const itemsRequests = (log: string) =>
+  log.split("\n").filter((line) => line.includes('"route":"/ogc/collections/:collectionId/items"')).length;
 
 test("ogr2ogr -where on a queryable sends it to the server, which returns exactly the matching features", async () => {
   type Place = (typeof places)[number];
@@ -209,7 +214,7 @@ test("ogr2ogr -where on a queryable sends it to the server, which returns exactl
   for (const [where, sent, matches] of cases) {
     const out = join(scratch, "where.geojson");
     rmSync(out, { force: true });
-    const logged = itemsRequestsLogged();
+    const logged = itemsRequests(await logSoFar());
     const log = gdal(
       OGR2OGR,
       ["-f", "GeoJSON", out, source(), "pinpoints", "-where", where, "-oo", `PAGE_SIZE=${PAGE_SIZE}`],
@@ -227,7 +232,7 @@ test("ogr2ogr -where on a queryable sends it to the server, which returns exactl
     const pages = sent === null ? Math.ceil(PLACES / PAGE_SIZE) : Math.max(1, Math.ceil(expected.length / PAGE_SIZE));
     assert.equal(reads.length, pages, `${where}: ${fetched.join("\n")}`);
     for (const url of reads) assert.equal(sent === null || url.includes(sent), true, `${where}: ${url}`);
-    assert.equal(await itemsRequestsSince(logged, fetched.length), fetched.length, "the server logged each of them");
+    assert.equal(itemsRequests(await logSoFar()) - logged, fetched.length, "the server logged each of them");
   }
 });
 
