@@ -1,7 +1,8 @@
 /**
- * OGC API – Features, Part 1 (Core, GeoJSON) under /ogc, for GIS clients
- * (QGIS, GDAL/OGR, OpenLayers, Leaflet plugins): landing page, conformance,
- * the caller's collections and their items. Same token as /v3.0 (header or
+ * OGC API – Features, Part 1 (Core, GeoJSON) and Part 3's queryables under
+ * /ogc, for GIS clients (QGIS, GDAL/OGR, OpenLayers, Leaflet plugins): landing
+ * page, API definition, conformance, the caller's collections, their schemas
+ * and queryables, and their items. Same token as /v3.0 (header or
  * `access_token`), or a publishable key, which sees its lists as the
  * collections (src/ogc/collections.ts); unknown query parameters are a 400 here, as the standard
  * requires. docs/ogc.md maps each requirement to where it is met and its test.
@@ -78,6 +79,7 @@ const queryablesSchema = (c: Context<AppEnv>, collection: Collection) => ({
   ),
   additionalProperties: false,
 });
+
 const CRS84 = "http://www.opengis.net/def/crs/OGC/1.3/CRS84";
 
 export const CONFORMANCE = [

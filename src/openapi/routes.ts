@@ -9,9 +9,8 @@
  * Swagger UI, by its hash.
  */
 import { swaggerUI } from "@hono/swagger-ui";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { Context } from "hono";
 import type { RouterRoute } from "hono/types";
 import { utf8 } from "../core/crypto";
 import type { AppEnv } from "../core/env";
@@ -59,7 +58,7 @@ function acceptsOpenApiType(accept: string | undefined): boolean {
   });
 }
 
-/** A document as `/v3.0/openapi.json` serves it: in the type Accept names, cacheable per origin (below). */
+/** Serves a document for the public origin (or the request's): in the type Accept names, cached as its origin allows. */
 function serveDocument(c: Context<AppEnv>, build: (origin: string) => OpenApiDocument) {
   const configured = c.var.config.publicOrigin;
   // Built from the request's Host, the document must not be shared: a cache that keys on something
@@ -70,19 +69,6 @@ function serveDocument(c: Context<AppEnv>, build: (origin: string) => OpenApiDoc
   if (!acceptsOpenApiType(c.req.header("Accept"))) return c.json(document);
   return c.body(JSON.stringify(document), 200, { "Content-Type": OPENAPI_MEDIA_TYPE });
 }
-
-const documentResponses = {
-  200: {
-    description: `The OpenAPI document: \`${OPENAPI_MEDIA_TYPE}\` when Accept names that type, else JSON`,
-    content: { "application/json": openApiObject, "application/vnd.oai.openapi+json": openApiObject },
-    headers: {
-      Vary: { description: "`Accept`" },
-      "Cache-Control": {
-        description: "`public, max-age=300` with a configured public origin, else `private, max-age=300`",
-      },
-    },
-  },
-};
 
 let policy: Promise<string> | undefined;
 
@@ -123,7 +109,18 @@ export const referenceRoutes = (routes: () => readonly RouterRoute[]) =>
           "without one, the origin the document is fetched from.",
         operationId: "getOpenApiDocument",
         tags: ["reference"],
-        responses: documentResponses,
+        responses: {
+          200: {
+            description: `The OpenAPI document: \`${OPENAPI_MEDIA_TYPE}\` when Accept names that type, else JSON`,
+            content: { "application/json": openApiObject, "application/vnd.oai.openapi+json": openApiObject },
+            headers: {
+              Vary: { description: "`Accept`" },
+              "Cache-Control": {
+                description: "`public, max-age=300` with a configured public origin, else `private, max-age=300`",
+              },
+            },
+          },
+        },
       })((c) => serveDocument(c, (origin) => openApiDocument(routes(), origin))),
     )
     .get(
