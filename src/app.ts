@@ -29,8 +29,8 @@ import { listRoutes } from "./lists/routes";
 import { mapRoutes } from "./maps/routes";
 import { mediaRoutes } from "./media/routes";
 import { mediaUrls } from "./media/url";
-import { referenceRoutes } from "./openapi/routes";
-import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
+import { prefixedDocumentHandler, referenceRoutes } from "./openapi/routes";
+import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { rejectUnknownQueryParameters } from "./http/query-parameters";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
@@ -108,6 +108,8 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/tiles", tileRoutes)
   .route("/v3.0/tiles.json", tileJsonRoutes)
   .route(OGC_PREFIX, ogcRoutes)
+  // After the OGC routes, whose token check and parameter rules it shares.
+  .route(OGC_PREFIX, ogcDefinitionRoutes(prefixedDocumentHandler(appRoutes, OGC_PREFIX)))
   // Public with a publishable key: the live map of a list, a page for an <iframe>.
   .route("/maps", mapRoutes);
 
