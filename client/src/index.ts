@@ -85,7 +85,13 @@ async function apiError(response: Response, firstFeature?: number): Promise<ApiE
   return new ApiError(response.status, problem, firstFeature);
 }
 
-export type PoiClient = Client<paths> & {
+/**
+ * The media types the typed calls read: JSON and problem details. Reads also come as GeoJSON when asked
+ * (`format=geojson`), which `fetch` below gets as it is.
+ */
+export type JsonMedia = "application/json" | "application/problem+json";
+
+export type PoiClient = Client<paths, JsonMedia> & {
   /** Every result of a collection, page after page, following `next` as the service gives it. */
   paginate<P extends PagedPath>(path: P, init?: MaybeOptionalInit<paths[P], "get">): AsyncGenerator<PageItem<P>>;
   /**
@@ -115,7 +121,7 @@ export function createPoiClient(options: PoiClientOptions): PoiClient {
     throw new TypeError("Give credentials (client id and secret), a publishableKey or an accessToken");
   }
   const fetch = authorizing(transport, credentials, options.idempotencyKeys ?? true);
-  const client = createClient<paths>({ baseUrl, fetch: (request) => fetch(request) });
+  const client = createClient<paths, JsonMedia>({ baseUrl, fetch: (request) => fetch(request) });
 
   async function* paginate<P extends PagedPath>(path: P, init?: MaybeOptionalInit<paths[P], "get">) {
     type Page = { results: PageItem<P>[]; next: string | null };
