@@ -121,7 +121,12 @@ export function createPoiClient(options: PoiClientOptions): PoiClient {
     throw new TypeError("Give credentials (client id and secret), a publishableKey or an accessToken");
   }
   const fetch = authorizing(transport, credentials, options.idempotencyKeys ?? true);
-  const client = createClient<paths, JsonMedia>({ baseUrl, fetch: (request) => fetch(request) });
+  const client = createClient<paths, JsonMedia>({
+    baseUrl,
+    fetch: (request) => fetch(request),
+    // Every array parameter of the API is `explode: false`: one comma-separated value (`bbox=1,2,3,4`).
+    querySerializer: { array: { style: "form", explode: false } },
+  });
 
   async function* paginate<P extends PagedPath>(path: P, init?: MaybeOptionalInit<paths[P], "get">) {
     type Page = { results: PageItem<P>[]; next: string | null };

@@ -65,8 +65,33 @@ test("the README's quick tour, with the client", async () => {
     assert.ok(data && "id" in data);
     return data.id;
   };
-  const eiffel = await create({ name: "Tour Eiffel", latitude: 48.8583, longitude: 2.2945, tags: ["monument"] });
-  const carnavalet = await create({ name: "Musée Carnavalet", latitude: 48.8575, longitude: 2.3625, tags: ["free"] });
+  const eiffel = await create({
+    name: "Tour Eiffel",
+    latitude: 48.8583,
+    longitude: 2.2945,
+    tags: ["monument", "view"],
+  });
+  const carnavalet = await create({
+    name: "Musée Carnavalet",
+    latitude: 48.8575,
+    longitude: 2.3625,
+    tags: ["museum", "free"],
+  });
+
+  // Array parameters go as one comma-separated value, as the document says (explode: false).
+  const { data: museums } = await poi.GET("/v3.0/pinpoints", {
+    params: { query: { bbox: [2.25, 48.85, 2.4, 48.87], tags: ["museum"] } },
+  });
+  assert.deepEqual(
+    museums?.results.map((p) => p.name),
+    ["Musée d'Orsay", "Musée Carnavalet"],
+  );
+  const { data: both } = await poi.GET("/v3.0/pinpoints", { params: { query: { tags: ["museum", "free"] } } });
+  assert.deepEqual(
+    both?.results.map((p) => p.id),
+    [carnavalet],
+    "every one of the tags",
+  );
 
   const { data: firstPage } = await poi.GET("/v3.0/pinpoints", { params: { query: { limit: 2 } } });
   assert.equal(firstPage?.results.length, 2);

@@ -186,3 +186,15 @@ test("a publishable key goes into the query, never into a header, and a next lin
     ],
   );
 });
+
+test("array parameters are sent as one comma-separated value, as the document declares them", async () => {
+  const service = fakeService(() => json({ results: [], next: null, previous: null }));
+  const poi = createPoiClient({ baseUrl: BASE, accessToken: "t", fetch: service.fetch });
+  await poi.GET("/v3.0/pinpoints", {
+    params: { query: { bbox: [1.5, 2, 3, 4], tags: ["a b", "c"], category: [1, 2] } },
+  });
+  const query = service.seen[0]!.url.searchParams;
+  assert.equal(query.get("bbox"), "1.5,2,3,4");
+  assert.equal(query.get("tags"), "a b,c");
+  assert.equal(query.get("category"), "1,2");
+});
