@@ -106,7 +106,8 @@ export type PoiClient = Client<paths, JsonMedia> & {
 
 /** A client of the service at `options.baseUrl`. */
 export function createPoiClient(options: PoiClientOptions): PoiClient {
-  const baseUrl = options.baseUrl.replace(/\/+$/, "");
+  let baseUrl = options.baseUrl;
+  while (baseUrl.endsWith("/")) baseUrl = baseUrl.slice(0, -1);
   const given = options.fetch ?? ((request: Request) => globalThis.fetch(request));
   const transport = retrying(given, options.retry);
   let credentials: Credentials;

@@ -1446,7 +1446,7 @@ export interface operations {
         /** @description Opaque; comes with a page's next and previous URLs */
         cursor?: string;
         /** @description Only the pinpoints of this list of yours */
-        list?: string;
+        list?: number;
         /** @description minLon,minLat,maxLon,maxLat in WGS 84 degrees (edges included), e.g. 2.25,48.81,2.42,48.90; minLon > maxLon crosses the antimeridian; minLat must not be greater than maxLat */
         bbox?: [number, number, number, number];
         /** @description Degrees, -90 to 90; with `longitude`: nearest first */
@@ -2278,7 +2278,7 @@ export interface operations {
         /** @description Opaque; comes with a page's next and previous URLs */
         cursor?: string;
         /** @description Only the events at this pinpoint of yours */
-        pinpoint?: string;
+        pinpoint?: number;
         /** @description ISO 8601 instant: events with an occurrence ending after it (ordered by start) */
         from?: string;
         /** @description ISO 8601 instant: events with an occurrence starting before it (ordered by start) */
@@ -2672,7 +2672,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only the pinpoints of this list of yours */
-        list?: string;
+        list?: number;
         /** @description Comma-separated category ids, e.g. 3,7: results in any of them */
         category?: number[];
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */
@@ -2741,7 +2741,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only the pinpoints of this list of yours */
-        list?: string;
+        list?: number;
         /** @description Comma-separated category ids, e.g. 3,7: results in any of them */
         category?: number[];
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */
@@ -2826,7 +2826,7 @@ export interface operations {
     parameters: {
       query?: {
         /** @description Only the pinpoints of this list of yours */
-        list?: string;
+        list?: number;
         /** @description Comma-separated category ids, e.g. 3,7: results in any of them */
         category?: number[];
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */

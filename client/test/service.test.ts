@@ -114,7 +114,7 @@ test("the README's quick tour, with the client", async () => {
   assert.deepEqual(added, { total: 3, errors: [{ index: 2, id: 999999, error: "not_found" }] });
 
   const members = [];
-  for await (const pinpoint of poi.paginate("/v3.0/pinpoints", { params: { query: { list: String(list.id) } } })) {
+  for await (const pinpoint of poi.paginate("/v3.0/pinpoints", { params: { query: { list: list.id } } })) {
     members.push(pinpoint.id);
   }
   assert.deepEqual(members, [orsay.id, carnavalet]);
@@ -282,7 +282,7 @@ test("a publishable key reads what it publishes and nothing else", async () => {
   const browser = createPoiClient({ baseUrl, publishableKey: key.key });
   const shown = [];
   for await (const pinpoint of browser.paginate("/v3.0/pinpoints", {
-    params: { query: { list: String(list.id), limit: 1 } },
+    params: { query: { list: list.id, limit: 1 } },
   })) {
     shown.push(pinpoint.name);
   }

@@ -175,7 +175,7 @@ test("a publishable key goes into the query, never into a header, and a next lin
   );
   const poi = createPoiClient({ baseUrl: BASE, publishableKey: "pk_test", fetch: service.fetch });
   const ids: number[] = [];
-  for await (const pinpoint of poi.paginate("/v3.0/pinpoints", { params: { query: { list: "1" } } }))
+  for await (const pinpoint of poi.paginate("/v3.0/pinpoints", { params: { query: { list: 1 } } }))
     ids.push(pinpoint.id);
   assert.deepEqual(ids, [1, 2]);
   assert.deepEqual(
