@@ -131,11 +131,10 @@ export function createPoiClient(options: PoiClientOptions): PoiClient {
 
   async function* paginate<P extends PagedPath>(path: P, init?: MaybeOptionalInit<paths[P], "get">) {
     type Page = { results: PageItem<P>[]; next: string | null };
-    const first = await (client.GET as (path: P, init: unknown) => Promise<{ data?: Page; response: Response }>)(
-      path,
-      init,
-    );
-    if (first.data === undefined) throw await apiError(first.response);
+    type First = { data?: Page; error?: Problem; response: Response };
+    const first = await (client.GET as (path: P, init: unknown) => Promise<First>)(path, init);
+    // openapi-fetch has read the body: the problem is its `error`.
+    if (first.data === undefined) throw new ApiError(first.response.status, first.error);
     let page = first.data;
     for (;;) {
       yield* page.results;

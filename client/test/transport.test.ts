@@ -198,3 +198,26 @@ test("array parameters are sent as one comma-separated value, as the document de
   assert.equal(query.get("tags"), "a b,c");
   assert.equal(query.get("category"), "1,2");
 });
+
+test("paginate throws the problem of a refused page, the first or a later one", async () => {
+  const problem = { type: "urn:poi-api:problem:invalid_cursor", title: "Bad cursor", status: 400, detail: "x" };
+  const service = fakeService((seen) =>
+    seen.url.searchParams.has("cursor")
+      ? json(problem, 400)
+      : seen.url.searchParams.get("limit") === "1"
+        ? json({ results: [{ id: 1 }], next: `${BASE}/v3.0/lists?limit=1&cursor=c`, previous: null })
+        : json({ ...problem, type: "urn:poi-api:problem:validation_failed" }, 400),
+  );
+  const poi = createPoiClient({ baseUrl: BASE, accessToken: "t", fetch: service.fetch });
+  const read = async (limit: number) => {
+    const ids: number[] = [];
+    for await (const list of poi.paginate("/v3.0/lists", { params: { query: { limit } } })) ids.push(list.id);
+    return ids;
+  };
+  await assert.rejects(read(1), { name: "ApiError", status: 400, problem });
+  await assert.rejects(read(2), {
+    name: "ApiError",
+    status: 400,
+    problem: { ...problem, type: "urn:poi-api:problem:validation_failed" },
+  });
+});
