@@ -19,7 +19,8 @@
  *   app.ts      wires it all; index.ts, the Worker, runs it
  *
  * The Node scripts and benchmarks may use only the modules of src/ written to
- * run on Node 22 as well (PORTABLE); the rest runs only in workerd.
+ * run on Node 22 as well (PORTABLE); the rest runs only in workerd. client/,
+ * the typed client, is a package of its own and imports nothing of the rest.
  */
 
 /** Each layer: where it lives and which layers below it it may import. */
@@ -91,6 +92,15 @@ module.exports = {
       severity: "error",
       from: { path: "^(scripts|bench)/" },
       to: { path: "^src/", pathNot: PORTABLE.map((module) => `^src/${module.replaceAll(".", "\\.")}$`) },
+    },
+    {
+      name: "client-stands-alone",
+      comment:
+        "client/ is published as its own package: it imports only itself and its npm dependencies, " +
+        "never the service's code, the scripts or the tests.",
+      severity: "error",
+      from: { path: "^client/" },
+      to: { path: "^(src|scripts|bench|test)/" },
     },
   ],
   options: {

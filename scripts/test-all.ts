@@ -7,7 +7,17 @@
 import { spawnSync } from "node:child_process";
 import { ROOT } from "./lib/wrangler.ts";
 
-const SUITES = ["check", "test:unit", "test:docs", "test:map", "test:dev", "test:gis", "test:readme", "test:cli"];
+const SUITES = [
+  "check",
+  "test:unit",
+  "test:docs",
+  "test:map",
+  "test:dev",
+  "test:gis",
+  "test:readme",
+  "test:cli",
+  "test:client",
+];
 
 const started = performance.now();
 const passed: string[] = [];

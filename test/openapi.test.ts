@@ -150,6 +150,17 @@ describe("GET /v3.0/openapi.json", () => {
     }
   });
 
+  it("documents the id query parameters as the integers they stand for, as the path ids are", async () => {
+    const document = await fetchDocument();
+    const schemaOf = (path: string, name: string) =>
+      (document.paths[path]!.get!.parameters as { name: string; schema?: unknown }[]).find((p) => p.name === name)
+        ?.schema;
+    const id = { type: "integer", minimum: 1, maximum: 999_999_999_999_999 };
+    expect(schemaOf("/v3.0/pinpoints", "list")).toEqual(id);
+    expect(schemaOf("/v3.0/tiles.json", "list")).toEqual(id);
+    expect(schemaOf("/v3.0/events", "pinpoint")).toEqual(id);
+  });
+
   it("asks for the read scope on GET and write otherwise, nothing on public routes, and names where keys work", async () => {
     // The reads a publishable key may make: everything else needs an access token.
     const PUBLISHABLE = ["/v3.0/lists", "/v3.0/pinpoints", "/v3.0/events", "/v3.0/categories", "/v3.0/tiles", "/ogc"];
