@@ -20,7 +20,7 @@ import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
-import { spaced } from "../src/core/search-form.ts";
+import { queryString, spaced } from "../src/core/search-form.ts";
 
 /** Real names, each with words inside it. */
 const NAMES: Record<string, [string, string[]][]> = {
@@ -134,7 +134,7 @@ const WAYS: Record<string, Way> = {
   characters: {
     tokenizer: `${UNICODE61} categories 'L* N* Co M*'`,
     store: spaced,
-    query: (w) => `"${spaced(w).trim()}"*`,
+    query: (w) => queryString(w, true),
   },
 };
 

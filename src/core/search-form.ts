@@ -100,6 +100,17 @@ const SPACED = new RegExp(`[${SPACED_RANGES.map(([from, to]) => `${hex(from)}-${
 /** `text` with a space before and after each character of SPACED_RANGES. */
 export const spaced = (text: string): string => text.replace(SPACED, " $& ");
 
+/**
+ * A query word (letters, digits and marks only) as an FTS5 string in search form: quoted, so nothing
+ * in it is syntax, and with `prefix` its last word matches as a prefix, unless that is a character
+ * of its own, which is a whole word already: a one-character prefix has no prefix index, and FTS5
+ * would merge the lists of every word it begins before returning a row (migrations/0009_fts_prefix_indexes.sql).
+ */
+export function queryString(word: string, prefix: boolean): string {
+  const form = spaced(word);
+  return `"${form.trim()}"${prefix && !form.endsWith(" ") ? "*" : ""}`;
+}
+
 /** The search form to store beside `text`: null when it is `text` itself (no character changes it). */
 export function searchForm(text: string | null | undefined): string | null {
   if (text === null || text === undefined) return null;

@@ -15,7 +15,7 @@
  * FTS5 reads its index in: a page costs the same at any depth.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { spaced } from "../core/search-form";
+import { queryString } from "../core/search-form";
 
 export const MAX_QUERY_LENGTH = 200;
 
@@ -35,7 +35,7 @@ export type TextQuery = { text: string; terms: string };
 /** The FTS5 expression every match must satisfy: all words, the last as a prefix. */
 export function textQuery(text: string): TextQuery {
   const words = queryWords(text);
-  const terms = words.map((w, i) => `"${spaced(w).trim()}"${i === words.length - 1 ? "*" : ""}`).join(" ");
+  const terms = words.map((w, i) => queryString(w, i === words.length - 1)).join(" ");
   return { text, terms: `(${terms})` };
 }
 
