@@ -103,7 +103,7 @@ it("the rows already there get the search forms the app writes, are found by a w
     address_search: searchForm("東京都台東区"),
     tags_search: searchForm(place!.tags),
   });
-  expect(place!.description_text.replace(/\s+/g, " ").trim()).toBe("日 本 で 最 も 古 い 博 物 館");
+  expect(place!.description_text!.replace(/\s+/g, " ").trim()).toBe("日 本 で 最 も 古 い 博 物 館");
   // Latin rows keep no second copy.
   expect(await env.DB.prepare("SELECT name_search FROM pinpoints WHERE id = 1").first("name_search")).toBeNull();
   const match = (table: string, q: string) =>
