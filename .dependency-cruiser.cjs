@@ -26,7 +26,14 @@
 /** Each layer: where it lives and which layers below it it may import. */
 const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys"];
 /** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
-const PORTABLE = ["core/secrets.ts", "core/scopes.ts", "core/publishable-keys.ts", "fields/plain-text.ts"];
+const PORTABLE = [
+  "core/secrets.ts",
+  "core/scopes.ts",
+  "core/publishable-keys.ts",
+  "core/search-form.ts",
+  "fields/plain-text.ts",
+  "fields/search-columns.ts",
+];
 const layers = {
   core: { path: "^src/core/", imports: [] },
   db: { path: "^src/db/", imports: ["core"] },

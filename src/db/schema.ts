@@ -18,7 +18,7 @@
  *
  * What drizzle cannot declare lives only in migrations, kept in step with
  * these tables by triggers: the R*Tree and full-text indexes of pinpoints and
- * events (0004, 0007, 0009), and `tile_cells` (0011), the per-cell counts that
+ * events (0004, 0007, 0009, 0012), and `tile_cells` (0011), the per-cell counts that
  * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table.
  */
 import { isNotNull, sql } from "drizzle-orm";
@@ -103,8 +103,12 @@ export const pinpoints = sqliteTable(
     altitude: real(),
     category: integer("category_id").references(() => categories.id, { onDelete: "restrict" }),
     description: text(),
-    /** The description's text without markup, for the full-text index (migrations/0004_query_indexes.sql). */
+    /** The description's text without markup in its search form, for the full-text index (migrations/0004_query_indexes.sql). */
     description_text: text(),
+    /** The search forms of name, address and tags (src/core/search-form.ts); null where it is the text itself. */
+    name_search: text(),
+    address_search: text(),
+    tags_search: text(),
     latitude: real().notNull(),
     longitude: real().notNull(),
     media_key: text(),
@@ -184,8 +188,11 @@ export const events = sqliteTable(
     name: text().notNull(),
     description: text(),
     dates: text({ mode: "json" }).$type<EventDate[]>().notNull(),
-    /** The description's text without markup, for the full-text index (migrations/0004_query_indexes.sql). */
+    /** The description's text without markup in its search form, for the full-text index (migrations/0004_query_indexes.sql). */
     description_text: text(),
+    /** The search forms of name and tags (src/core/search-form.ts); null where it is the text itself. */
+    name_search: text(),
+    tags_search: text(),
     media_key: text(),
     media_credits: text(),
     tags: text({ mode: "json" })

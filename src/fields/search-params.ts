@@ -101,7 +101,8 @@ export const qParam = z
   .optional()
   .meta({
     description:
-      "Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix",
+      "Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. " +
+      "In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text",
     // At least one letter or digit, as queryWords() finds them.
     inputSchema: { type: "string", maxLength: MAX_QUERY_LENGTH, pattern: "[\\p{L}\\p{N}]" },
   });

@@ -6,7 +6,8 @@
  * them are written or none. The insert triggers index each row for search.
  */
 import { utf8Length } from "../core/utf8";
-import { plainText } from "../fields/plain-text";
+import { searchForm } from "../core/search-form";
+import { descriptionText, tagsSearch } from "../fields/search-columns";
 
 /** The columns a bulk insert writes, in the order each row array lists them. */
 export const BULK_COLUMNS = [
@@ -20,6 +21,9 @@ export const BULK_COLUMNS = [
   "longitude",
   "media_credits",
   "tags",
+  "name_search",
+  "address_search",
+  "tags_search",
 ] as const;
 
 export type BulkRow = {
@@ -51,12 +55,15 @@ const asArray = (row: BulkRow) => [
   row.altitude,
   row.category,
   row.description,
-  // The search index reads the description's text, as single writes store it (fields/plain-text.ts).
-  plainText(row.description),
+  // The search index reads these, as single writes store them (fields/search-columns.ts).
+  descriptionText(row.description),
   row.latitude,
   row.longitude,
   row.media_credits,
   row.tags,
+  searchForm(row.name),
+  searchForm(row.address),
+  tagsSearch(row.tags),
 ];
 
 type Chunk = { json: string; count: number };
