@@ -1495,7 +1495,7 @@ export interface operations {
         longitude?: number;
         /** @description Metres (at most 20037508, half the Earth's circumference): only results within it; needs `latitude` and `longitude` */
         radius?: number;
-        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix */
+        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */
         tags?: string[];
@@ -2331,7 +2331,7 @@ export interface operations {
         longitude?: number;
         /** @description Metres (at most 20037508, half the Earth's circumference): only results within it; needs `latitude` and `longitude` */
         radius?: number;
-        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix */
+        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */
         tags?: string[];
@@ -2717,7 +2717,7 @@ export interface operations {
         category?: number[];
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */
         tags?: string[];
-        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix */
+        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
         /** @description ISO 8601 instant: only results created or changed at or after it */
         updated_since?: string;
@@ -2786,7 +2786,7 @@ export interface operations {
         category?: number[];
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */
         tags?: string[];
-        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix */
+        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
         /** @description ISO 8601 instant: only results created or changed at or after it */
         updated_since?: string;
@@ -2871,7 +2871,7 @@ export interface operations {
         category?: number[];
         /** @description Comma-separated, e.g. museum,free: only results carrying every one of these tags */
         tags?: string[];
-        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix */
+        /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
         /** @description ISO 8601 instant: only results created or changed at or after it */
         updated_since?: string;
