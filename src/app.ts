@@ -97,7 +97,7 @@ export const app = new Hono<AppEnv>({ strict: false })
   // Before the routes, so a misspelt parameter is refused before any auth or database work.
   .use(rejectUnknownQueryParameters("/v3.0/"))
   // After every successful write, the account's webhooks are told (src/webhooks/routes.ts).
-  .use("/v3.0/*", nudgeWebhooks)
+  .use(nudgeWebhooks)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)

@@ -144,7 +144,7 @@ export const webhookRoutes = resourceApp()
       assertTarget(c, body);
       const row = await replaceWebhook(c.env.DB, c.var.principal.accountId, pathId(c, WHAT), body);
       // Re-enabled, or pointed elsewhere: deliver what waits now rather than at the next write or cron.
-      if (row.disabled_at === null) c.executionCtx.waitUntil(enqueue(c.env, [row.id]));
+      if (row.disabled_at === null) await afterResponse(c, enqueue(c.env, [row.id]));
       return c.json(webhookToJson(row));
     }),
   )
@@ -180,6 +180,21 @@ export const webhookRoutes = resourceApp()
   );
 
 /**
+ * Lets `work` finish after the response when the runtime gives a context to
+ * wait on; without one (the app called directly, as some tests do) waits for it.
+ */
+async function afterResponse(c: Context<AppEnv>, work: Promise<void>): Promise<void> {
+  let context: ExecutionContext | undefined;
+  try {
+    context = c.executionCtx as ExecutionContext;
+  } catch {
+    context = undefined;
+  }
+  if (context) context.waitUntil(work);
+  else await work;
+}
+
+/**
  * After a successful write by a client (any 2xx answer to a method other than
  * GET, HEAD or OPTIONS), a message for each of its account's webhooks, sent
  * after the response: the change is delivered within seconds. A message lost
@@ -191,7 +206,8 @@ export const nudgeWebhooks: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (method === "GET" || method === "HEAD" || method === "OPTIONS" || c.res.status >= 300) return;
   const principal = c.get("principal") as AppEnv["Variables"]["principal"] | undefined;
   if (principal?.kind !== "client") return;
-  c.executionCtx.waitUntil(
+  await afterResponse(
+    c,
     nudgeAccount(c.env, principal.accountId).catch((error: unknown) =>
       console.error(JSON.stringify({ level: "error", message: "webhook nudge failed", error: String(error) })),
     ),
