@@ -19,9 +19,9 @@ import {
   createdWebhookJson,
   deliveryJson,
   rotatedSecretJson,
+  webhookCreate,
   webhookJson,
-  webhookWrite,
-  type WebhookWrite,
+  webhookUpdate,
 } from "./schemas";
 import {
   createWebhook,
@@ -29,8 +29,8 @@ import {
   getWebhook,
   pageDeliveries,
   pageWebhooks,
-  replaceWebhook,
   rotateSecret,
+  updateWebhook,
 } from "./store";
 import { isLoopbackOrigin, targetProblem } from "./targets";
 
@@ -66,11 +66,14 @@ const operations = {
     tags: ["webhooks"],
     responses: { 200: webhookJson },
   }),
-  replace: operation({
-    summary: "Replace a webhook's settings",
-    description: `${WRITE_DESCRIPTION} \`"enabled": true\` re-enables a disabled webhook: it resumes where it stopped.`,
-    operationId: "replaceWebhook",
+  update: operation({
+    summary: "Change a webhook",
+    description:
+      `Only the fields sent change. ${WRITE_DESCRIPTION} ` +
+      '`"enabled": true` re-enables a disabled webhook: it resumes where it stopped.',
+    operationId: "updateWebhook",
     tags: ["webhooks"],
+    examples: { "application/json": { enabled: true } },
     responses: { 200: webhookJson },
   }),
   delete: operation({
@@ -100,9 +103,10 @@ const operations = {
 };
 
 /** 400 unless the URL is a target webhooks may deliver to (targets.ts), from this API's origin. */
-function assertTarget(c: Context<AppEnv>, body: WebhookWrite): void {
+function assertTarget(c: Context<AppEnv>, url: string | undefined): void {
+  if (url === undefined) return;
   const origin = new URL(c.req.url).origin;
-  const problem = targetProblem(body.url, c.var.config.webhooksAllowLoopback && isLoopbackOrigin(origin));
+  const problem = targetProblem(url, c.var.config.webhooksAllowLoopback && isLoopbackOrigin(origin));
   if (problem) throw fieldError("/url", problem);
 }
 
@@ -122,9 +126,9 @@ export const webhookRoutes = resourceApp()
   )
   .post(
     "/",
-    ...operations.create(validate("json", webhookWrite), async (c) => {
+    ...operations.create(validate("json", webhookCreate), async (c) => {
       const body = c.req.valid("json");
-      assertTarget(c, body);
+      assertTarget(c, body.url);
       const origin = new URL(c.req.url).origin;
       const { row, secret } = await createWebhook(c.env.DB, c.var.principal.accountId, body, origin);
       c.header("Cache-Control", "no-store");
@@ -139,10 +143,10 @@ export const webhookRoutes = resourceApp()
   )
   .put(
     `/${ID}`,
-    ...operations.replace(validate("json", webhookWrite), async (c) => {
+    ...operations.update(validate("json", webhookUpdate), async (c) => {
       const body = c.req.valid("json");
-      assertTarget(c, body);
-      const row = await replaceWebhook(c.env.DB, c.var.principal.accountId, pathId(c, WHAT), body);
+      assertTarget(c, body.url);
+      const row = await updateWebhook(c.env.DB, c.var.principal.accountId, pathId(c, WHAT), body);
       // Re-enabled, or pointed elsewhere: deliver what waits now rather than at the next write or cron.
       if (row.disabled_at === null) await afterResponse(c, enqueue(c.env, [row.id]));
       return c.json(webhookToJson(row));

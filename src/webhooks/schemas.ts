@@ -9,36 +9,45 @@ export const MAX_WEBHOOK_DESCRIPTION_LENGTH = 1_000;
 
 const EXAMPLE_EVENTS = ["pinpoint.created", "pinpoint.updated", "pinpoint.deleted"];
 
-/** POST and PUT body: PUT replaces every field (absent ones take their defaults). */
-export const webhookWrite = z
+const url = z
+  .string()
+  .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
+  .refine((value) => URL.canParse(value), "must be an absolute https URL")
+  .meta({
+    description: "Where the events are POSTed: https, on a public host",
+    example: "https://hooks.example.com/poi",
+  });
+const events = z
+  .array(z.enum([...EVENT_TYPES, ALL_EVENTS]))
+  .min(1, "must name at least one event type, or `*` for all")
+  .max(EVENT_TYPES.length + 1)
+  .transform((values) => [...new Set(values)])
+  .meta({ description: "The event types sent; `*`: all, including any added later", example: EXAMPLE_EVENTS });
+const description = z
+  .string()
+  .max(MAX_WEBHOOK_DESCRIPTION_LENGTH, `must be at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters`)
+  .nullable()
+  .meta({ description: "For people: what the webhook is for" });
+const enabled = z
+  .boolean()
+  .meta({ description: "`true` (re-)enables a webhook: deliveries resume where they stopped; `false` pauses it" });
+
+/** POST body. */
+export const webhookCreate = z
+  .object({ url, events, description: description.default(null), enabled: enabled.default(true) })
+  .meta({ id: "WebhookCreate" });
+export type WebhookCreate = z.output<typeof webhookCreate>;
+
+/** PUT body: as every resource's PUT, only the fields sent change (`description: null` clears it). */
+export const webhookUpdate = z
   .object({
-    url: z
-      .string()
-      .max(MAX_URL_LENGTH, `must be at most ${MAX_URL_LENGTH} characters`)
-      .refine((value) => URL.canParse(value), "must be an absolute https URL")
-      .meta({
-        description: "Where the events are POSTed: https, on a public host",
-        example: "https://hooks.example.com/poi",
-      }),
-    events: z
-      .array(z.enum([...EVENT_TYPES, ALL_EVENTS]))
-      .min(1, "must name at least one event type, or `*` for all")
-      .max(EVENT_TYPES.length + 1)
-      .transform((values) => [...new Set(values)])
-      .meta({ description: "The event types sent; `*`: all, including any added later", example: EXAMPLE_EVENTS }),
-    description: z
-      .string()
-      .max(MAX_WEBHOOK_DESCRIPTION_LENGTH, `must be at most ${MAX_WEBHOOK_DESCRIPTION_LENGTH} characters`)
-      .nullable()
-      .default(null)
-      .meta({ description: "For people: what the webhook is for" }),
-    enabled: z
-      .boolean()
-      .default(true)
-      .meta({ description: "`true` (re-)enables a webhook: deliveries resume where they stopped" }),
+    url: url.optional(),
+    events: events.optional(),
+    description: description.optional(),
+    enabled: enabled.optional(),
   })
-  .meta({ id: "WebhookWrite" });
-export type WebhookWrite = z.output<typeof webhookWrite>;
+  .meta({ id: "WebhookUpdate" });
+export type WebhookUpdate = z.output<typeof webhookUpdate>;
 
 /** A webhook as the API returns it; `secret` only when created or rotated. */
 export const webhookJson = createSelectSchema(webhooks)

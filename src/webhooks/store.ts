@@ -11,7 +11,7 @@ import { database } from "../db/client";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
 import { webhookDeliveries, webhooks, type Webhook, type WebhookDelivery } from "../db/schema";
-import type { WebhookWrite } from "./schemas";
+import type { WebhookCreate, WebhookUpdate } from "./schemas";
 import { generateWebhookSecret } from "./signing";
 
 const WHAT = "webhook";
@@ -31,7 +31,7 @@ function enabledColumns(enabled: boolean, now: number) {
 export async function createWebhook(
   d1: D1Database,
   accountId: number,
-  values: WebhookWrite,
+  values: WebhookCreate,
   apiOrigin: string,
 ): Promise<{ row: Webhook; secret: string }> {
   const secret = generateWebhookSecret();
@@ -86,23 +86,19 @@ async function updateOwned(
 }
 
 /**
- * Replaces a webhook's settings. Enabling one that was disabled resumes its
- * deliveries where they stopped; its position is kept either way.
+ * Changes the fields given. Enabling a disabled webhook resumes its
+ * deliveries where they stopped (its position is kept), at once: a retry
+ * waiting for its time is due now.
  */
-export async function replaceWebhook(
+export async function updateWebhook(
   d1: D1Database,
   accountId: number,
   id: number,
-  values: WebhookWrite,
+  { enabled, ...values }: WebhookUpdate,
 ): Promise<Webhook> {
   const current = await getWebhook(d1, accountId, id);
-  const wasEnabled = current.disabled_at === null;
-  return updateOwned(d1, accountId, id, {
-    url: values.url,
-    description: values.description,
-    events: values.events,
-    ...(values.enabled === wasEnabled ? {} : enabledColumns(values.enabled, clock.now())),
-  });
+  const toggled = enabled !== undefined && enabled !== (current.disabled_at === null);
+  return updateOwned(d1, accountId, id, { ...values, ...(toggled ? enabledColumns(enabled, clock.now()) : {}) });
 }
 
 /** Deletes a webhook and its delivery record. */
