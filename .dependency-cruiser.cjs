@@ -11,7 +11,8 @@
  *   auth/       tokens, the bearer middleware, the token endpoint, the resource sub-app
  *   media/      uploads to R2, media URLs, the /media route, the sweep
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
- *   resources   pinpoints/, lists/, categories/, events/, changes/: one folder each, never importing each other
+ *   resources   pinpoints/, lists/, categories/, events/, changes/, keys/, webhooks/: one folder each, never
+ *               importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
  *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
  *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
@@ -24,7 +25,7 @@
  */
 
 /** Each layer: where it lives and which layers below it it may import. */
-const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys"];
+const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys", "webhooks"];
 /** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
 const PORTABLE = [
   "core/secrets.ts",

@@ -10,6 +10,8 @@ export default defineConfig({
       miniflare: {
         bindings: {
           TOKEN_SIGNING_KEY: "test-signing-key-0123456789abcdef0123456789",
+          // Webhooks deliver to the test receiver on 127.0.0.1 (test/webhook-receiver.ts).
+          WEBHOOKS_ALLOW_LOOPBACK: "true",
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           // The [[ratelimits]] bindings as configured, to check that [vars] states the same limits.
           TEST_RATE_LIMIT_BINDINGS: unstable_readConfig({ config: "./wrangler.toml" }).ratelimits,
@@ -20,6 +22,7 @@ export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
     setupFiles: ["./test/setup.ts"],
+    globalSetup: ["./test/webhook-receiver.ts"],
     // Tests that apply every migration or race dozens of requests take seconds; on a shared
     // 2-core machine the 5 s default fails them for load, not for a fault.
     testTimeout: 30_000,

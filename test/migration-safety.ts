@@ -35,6 +35,9 @@ const VALUES: Record<string, (n: number) => unknown> = {
   "clients.secret_version": () => 1,
   "publishable_keys.origins": (n) => JSON.stringify([`https://site-${n}.example.com`, "https://*.example.org"]),
   "publishable_keys.every_list": (n) => n % 2,
+  "webhooks.events": (n) => JSON.stringify(n % 2 ? ["*"] : ["pinpoint.created", "list.membership_changed"]),
+  "webhooks.url": (n) => `https://hooks-${n}.example.com/poi`,
+  "webhooks.secret": (n) => `whsec_${btoa(String(n).padStart(32, "0"))}`,
 };
 
 type Column = { name: string; type: string; notnull: number; dflt_value: string | null; pk: number };

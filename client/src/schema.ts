@@ -412,6 +412,92 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v3.0/webhooks": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** List your webhooks */
+    get: operations["listWebhooks"];
+    put?: never;
+    /**
+     * Create a webhook
+     * @description `url` must be https on a public host (never a private, loopback or link-local address). Each change of the account's pinpoints, lists, categories and events is POSTed to it in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with backoff for about a day; a webhook failing for a day is disabled and says why. The signing `secret` is in the answer once.
+     */
+    post: operations["createWebhook"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/webhooks/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Get a webhook
+     * @description Without its secret, which is shown only when it is created or rotated.
+     */
+    get: operations["getWebhook"];
+    /**
+     * Change a webhook
+     * @description Only the fields sent change. `url` must be https on a public host (never a private, loopback or link-local address). Each change of the account's pinpoints, lists, categories and events is POSTed to it in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with backoff for about a day; a webhook failing for a day is disabled and says why. `"enabled": true` re-enables a disabled webhook: it resumes where it stopped.
+     */
+    put: operations["updateWebhook"];
+    post?: never;
+    /** Delete a webhook */
+    delete: operations["deleteWebhook"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/webhooks/{id}/rotate": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Rotate a webhook's signing secret
+     * @description A new secret, shown once. For 24 hours deliveries carry a signature with the old secret as well, so receivers can switch without losing one.
+     */
+    post: operations["rotateWebhookSecret"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/webhooks/{id}/deliveries": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * Recent delivery attempts of a webhook
+     * @description Newest first, kept for 7 days: the event, the receiver's status code and the start of its answer, the time taken, and when a failed attempt is retried.
+     */
+    get: operations["listWebhookDeliveries"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/ogc": {
     parameters: {
       query?: never;
@@ -1028,6 +1114,153 @@ export interface components {
        * @example pk_3q2-7wQ9mX1bLk0aZr5sT8uVfYhJcN4e
        */
       key: string;
+    };
+    Webhook: {
+      id: number;
+      url: string;
+      description: string | null;
+      /** @description Why deliveries stopped: disabled after a day of failures; null while enabled */
+      disabled_reason: string | null;
+      events: string[];
+      enabled: boolean;
+      disabled_at: string | null;
+      /** @description Since when deliveries fail (they are retried); null when the last one succeeded */
+      failing_since: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    WebhookCreate: {
+      /**
+       * @description Where the events are POSTed: https, on a public host
+       * @example https://hooks.example.com/poi
+       */
+      url: string;
+      /**
+       * @description The event types sent; `*`: all, including any added later
+       * @example [
+       *       "pinpoint.created",
+       *       "pinpoint.updated",
+       *       "pinpoint.deleted"
+       *     ]
+       */
+      events: (
+        | "pinpoint.created"
+        | "pinpoint.updated"
+        | "pinpoint.deleted"
+        | "list.created"
+        | "list.updated"
+        | "list.deleted"
+        | "category.created"
+        | "category.updated"
+        | "category.deleted"
+        | "event.created"
+        | "event.updated"
+        | "event.deleted"
+        | "list.membership_changed"
+        | "*"
+      )[];
+      /**
+       * @description For people: what the webhook is for
+       * @default null
+       */
+      description: string | null;
+      /**
+       * @description `true` (re-)enables a webhook: deliveries resume where they stopped; `false` pauses it
+       * @default true
+       */
+      enabled: boolean;
+    };
+    CreatedWebhook: {
+      id: number;
+      url: string;
+      description: string | null;
+      /** @description Why deliveries stopped: disabled after a day of failures; null while enabled */
+      disabled_reason: string | null;
+      events: string[];
+      enabled: boolean;
+      disabled_at: string | null;
+      /** @description Since when deliveries fail (they are retried); null when the last one succeeded */
+      failing_since: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * @description The signing secret (Standard Webhooks, `whsec_` and base64): shown only now; verify each delivery with it
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
+      secret: string;
+    };
+    WebhookUpdate: {
+      /**
+       * @description Where the events are POSTed: https, on a public host
+       * @example https://hooks.example.com/poi
+       */
+      url?: string;
+      /**
+       * @description The event types sent; `*`: all, including any added later
+       * @example [
+       *       "pinpoint.created",
+       *       "pinpoint.updated",
+       *       "pinpoint.deleted"
+       *     ]
+       */
+      events?: (
+        | "pinpoint.created"
+        | "pinpoint.updated"
+        | "pinpoint.deleted"
+        | "list.created"
+        | "list.updated"
+        | "list.deleted"
+        | "category.created"
+        | "category.updated"
+        | "category.deleted"
+        | "event.created"
+        | "event.updated"
+        | "event.deleted"
+        | "list.membership_changed"
+        | "*"
+      )[];
+      /** @description For people: what the webhook is for */
+      description?: string | null;
+      /** @description `true` (re-)enables a webhook: deliveries resume where they stopped; `false` pauses it */
+      enabled?: boolean;
+    };
+    RotatedWebhookSecret: {
+      /**
+       * @description The signing secret (Standard Webhooks, `whsec_` and base64): shown only now; verify each delivery with it
+       * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+       */
+      secret: string;
+      /**
+       * Format: date-time
+       * @description Until then deliveries are signed with the old secret too
+       */
+      previous_secret_expires_at: string;
+    };
+    WebhookDelivery: {
+      id: number;
+      /** @description The `webhook-id` header: the same for every attempt of a message */
+      message_id: string;
+      event: string;
+      object_id: number;
+      attempt: number;
+      succeeded: boolean;
+      /** @description The receiver's status code; null if it did not answer */
+      response_status: number | null;
+      /** @description The start of the receiver's answer (200 characters) */
+      response_excerpt: string | null;
+      /** @description Why the attempt failed, when the status does not say */
+      error: string | null;
+      latency_ms: number;
+      /** @description The change's sequence number in the change feed */
+      position: number;
+      /** @description When a failed attempt is retried */
+      next_retry_at: string | null;
+      /** Format: date-time */
+      created_at: string;
     };
     TileJSON: {
       /** @constant */
@@ -3079,6 +3312,277 @@ export interface operations {
           [name: string]: unknown;
         };
         content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  listWebhooks: {
+    parameters: {
+      query?: {
+        /** @description Items per page: 20 when absent or 0; larger than 1000 means 1000 */
+        limit?: number;
+        /** @description Opaque; comes with a page's next and previous URLs */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            results: components["schemas"]["Webhook"][];
+            /** @description The next page, or null on the last page */
+            next: string | null;
+            /** @description The previous page, or null on the first page */
+            previous: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  createWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "url": "https://hooks.example.com/poi",
+         *       "events": [
+         *         "pinpoint.created",
+         *         "pinpoint.updated"
+         *       ]
+         *     }
+         */
+        "application/json": components["schemas"]["WebhookCreate"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The URL of the new resource */
+          Location?: string;
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedWebhook"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      409: components["responses"]["Problem409"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      422: components["responses"]["Problem422"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  getWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  updateWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "enabled": true
+         *     }
+         */
+        "application/json": components["schemas"]["WebhookUpdate"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Webhook"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  deleteWebhook: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  rotateWebhookSecret: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["RotatedWebhookSecret"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+      422: components["responses"]["Problem422"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  listWebhookDeliveries: {
+    parameters: {
+      query?: {
+        /** @description Items per page: 20 when absent or 0; larger than 1000 means 1000 */
+        limit?: number;
+        /** @description Opaque; comes with a page's next and previous URLs */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            results: components["schemas"]["WebhookDelivery"][];
+            /** @description The next page, or null on the last page */
+            next: string | null;
+            /** @description The previous page, or null on the first page */
+            previous: string | null;
+          };
+        };
       };
       400: components["responses"]["Problem400"];
       401: components["responses"]["Problem401"];
