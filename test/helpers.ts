@@ -162,6 +162,18 @@ export async function createPinpoint(who: Caller, fields: Record<string, unknown
   return response.json<{ id: number } & Record<string, unknown>>();
 }
 
+/** Categories of the account written straight to D1 (a category's API create needs an image); their ids in order. */
+export async function createCategories(accountId: number, names: readonly string[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const name of names) {
+    const row = await env.DB.prepare("INSERT INTO categories (account_id, name) VALUES (?, ?) RETURNING id")
+      .bind(accountId, name)
+      .first<{ id: number }>();
+    ids.push(row!.id);
+  }
+  return ids;
+}
+
 export async function createList(who: Caller, fields: Record<string, unknown> = {}) {
   const response = await who.send("POST", "/v3.0/lists", { name: "List", ...fields });
   if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);

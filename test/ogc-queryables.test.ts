@@ -4,9 +4,8 @@
  * items filtered by them, checked against a brute-force answer over seeded
  * pinpoints and events of two accounts, page by page.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { BASE, call, caller, createList, json, type Caller } from "./helpers";
+import { BASE, call, caller, createCategories, createList, json, type Caller } from "./helpers";
 
 type Link = { href: string; rel: string; type: string };
 type Feature = { id: number; properties: { category: number | null; tags: string[]; pinpoint?: number } };
@@ -89,13 +88,7 @@ async function seed(who: Caller, count: number, categoryIds: (number | null)[]) 
 beforeAll(async () => {
   a = await caller();
   b = await caller();
-  categories = [];
-  for (const name of ["Sights", "Food"]) {
-    const row = await env.DB.prepare("INSERT INTO categories (account_id, name) VALUES (?, ?) RETURNING id")
-      .bind(a.accountId, name)
-      .first<{ id: number }>();
-    categories.push(row!.id);
-  }
+  categories = await createCategories(a.accountId, ["Sights", "Food"]);
   // Account b shares the global category 1 and every tag: a leak across accounts would show.
   const mine = await seed(a, 60, [null, 1, ...categories]);
   await seed(b, 30, [1, null]);
