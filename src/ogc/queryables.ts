@@ -7,11 +7,8 @@
  * it reads itself. docs/ogc.md "Queryables" says what each one matches.
  */
 import * as z from "zod";
-import { idParam } from "../fields/schemas";
+import { ID_SCHEMA, idParam } from "../fields/schemas";
 import { tagsParam } from "../fields/search-params";
-
-/** An id as `idParam` reads it: a positive integer of at most 15 digits. */
-const ID_SCHEMA = { type: "integer", minimum: 1, maximum: 999_999_999_999_999 };
 
 /** `?name=value` on the items of a collection that offers `name`; the same values as its schema below. */
 export const queryableParams = {
