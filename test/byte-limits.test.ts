@@ -10,7 +10,7 @@ import { utf8Length } from "../src/core/utf8";
 import { DEFAULT_MAX_BODY_BYTES } from "../src/http/route-metadata";
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../src/fields/schemas";
 import { chunkRows, MAX_CHUNK_BYTES, type BulkRow } from "../src/pinpoints/bulk-insert";
-import { call, caller, json } from "./helpers";
+import { caller, json, postBody } from "./helpers";
 
 const encoded = (text: string) => new TextEncoder().encode(text).byteLength;
 
@@ -107,9 +107,8 @@ describe("a body limit", () => {
     const post = (text: string, declared: boolean) => {
       const data = new TextEncoder().encode(text);
       const body = declared ? data : new Blob([data]).stream();
-      const headers = { Authorization: `Bearer ${who.token}`, "Content-Type": "application/json" };
       // Publishable keys take the default limit (src/http/route-metadata.ts).
-      return call("/v3.0/keys", { method: "POST", headers, body, duplex: "half" } as RequestInit);
+      return postBody(who, "/v3.0/keys", body);
     };
     for (const declared of [true, false]) {
       const atLimit = bodyOf(DEFAULT_MAX_BODY_BYTES);

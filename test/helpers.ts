@@ -16,6 +16,20 @@ export function call(path: string, init: RequestInit = {}): Promise<Response> {
 }
 
 /**
+ * A POST of `body` (a stream, sent without buffering, or bytes) with the caller's token, as JSON
+ * unless `headers` say otherwise; `headers` add to or replace those.
+ */
+export function postBody(
+  who: { token: string },
+  path: string,
+  body: ReadableStream<Uint8Array> | Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const all = { Authorization: `Bearer ${who.token}`, "Content-Type": "application/json", ...headers };
+  return call(path, { method: "POST", headers: all, body, duplex: "half" } as RequestInit);
+}
+
+/**
  * The app run with some bindings replaced (vars, secrets), as a deployment
  * configured differently would run it; resolves once its background work is done.
  */

@@ -9,7 +9,17 @@ import { defaults } from "../src/core/config";
 import type { AppEnv } from "../src/core/env";
 import { onError } from "../src/http/errors";
 import { DEFAULT_MAX_BODY_BYTES } from "../src/http/route-metadata";
-import { BASE, call, caller, createList, createPinpoint, expectProblem, fetchWith, type Caller } from "./helpers";
+import {
+  BASE,
+  call,
+  caller,
+  createList,
+  createPinpoint,
+  expectProblem,
+  fetchWith,
+  postBody,
+  type Caller,
+} from "./helpers";
 
 const place = { name: "Place", latitude: 10, longitude: 20 };
 
@@ -91,12 +101,10 @@ describe("request bodies", () => {
         controller.enqueue(new Uint8Array(64 * 1024));
       },
     });
-    const response = await call("/v3.0/pinpoints", {
-      method: "POST",
-      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "text/plain", "Content-Length": "10000000" },
-      body,
-      duplex: "half",
-    } as RequestInit);
+    const response = await postBody(a, "/v3.0/pinpoints", body, {
+      "Content-Type": "text/plain",
+      "Content-Length": "10000000",
+    });
     await expectProblem(response, 415, { code: "unsupported_media_type" });
     expect(pulled).toBeLessThanOrEqual(2);
   });
@@ -250,14 +258,9 @@ describe("body size", () => {
         controller.enqueue(chunk);
       },
     });
-    const init = {
-      method: "POST",
-      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "application/json" },
-      body: stream,
-      duplex: "half",
-    } as RequestInit;
-    expect(new Request(BASE, { ...init, body: new ReadableStream() }).headers.get("Content-Length")).toBeNull();
-    await expectProblem(await call("/v3.0/pinpoints", init), 413, { code: "payload_too_large" });
+    const streamed = { method: "POST", body: new ReadableStream(), duplex: "half" } as RequestInit;
+    expect(new Request(BASE, streamed).headers.get("Content-Length")).toBeNull();
+    await expectProblem(await postBody(a, "/v3.0/pinpoints", stream), 413, { code: "payload_too_large" });
     // Refused while reading: the stream was cancelled soon after the limit, not drained.
     expect(sent).toBeGreaterThan(max);
     expect(sent).toBeLessThan(max + 8 * chunk.byteLength);
@@ -327,16 +330,7 @@ describe("body size per route", () => {
         controller.enqueue(new TextEncoder().encode(`{"id":${pinpoint}},`.repeat(1000)));
       },
     });
-    const response = await call(members, {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${a.token}`,
-        "Content-Type": "application/json",
-        "Content-Length": String(limit + 1),
-      },
-      body: endless,
-      duplex: "half",
-    } as RequestInit);
+    const response = await postBody(a, members, endless, { "Content-Length": String(limit + 1) });
     const problem = await expectProblem(response, 413, { code: "payload_too_large" });
     expect(problem.detail).toContain(String(limit));
     expect(pulled).toBeLessThanOrEqual(2);
@@ -361,13 +355,7 @@ describe("body size per route", () => {
         controller.enqueue(chunk);
       },
     });
-    const init = {
-      method: "POST",
-      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "application/json" },
-      body: stream,
-      duplex: "half",
-    } as RequestInit;
-    await expectProblem(await call(members, init), 413, { code: "payload_too_large" });
+    await expectProblem(await postBody(a, members, stream), 413, { code: "payload_too_large" });
     expect(sent).toBeGreaterThan(limit - chunk.byteLength);
     expect(sent).toBeLessThan(limit + 64 * chunk.byteLength);
   });
