@@ -2,6 +2,8 @@ import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 import { unstable_readConfig } from "wrangler";
 
+const wrangler = unstable_readConfig({ config: "./wrangler.toml" });
+
 // Tests run inside workerd with real (local) D1 and R2 bindings from wrangler.toml.
 export default defineConfig({
   plugins: [
@@ -14,7 +16,9 @@ export default defineConfig({
           WEBHOOKS_ALLOW_LOOPBACK: "true",
           TEST_MIGRATIONS: await readD1Migrations("./migrations"),
           // The [[ratelimits]] bindings as configured, to check that [vars] states the same limits.
-          TEST_RATE_LIMIT_BINDINGS: unstable_readConfig({ config: "./wrangler.toml" }).ratelimits,
+          TEST_RATE_LIMIT_BINDINGS: wrangler.ratelimits,
+          // The queue consumers as configured, to check the names the Worker's code relies on.
+          TEST_QUEUE_CONSUMERS: wrangler.queues.consumers,
         },
       },
     })),

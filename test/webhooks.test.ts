@@ -486,6 +486,12 @@ describe("delivery", () => {
 });
 
 describe("delivery through the queue", () => {
+  it("names the queues wrangler.toml configures: its consumer's dead letters go where the code looks", () => {
+    const consumers = new Map(env.TEST_QUEUE_CONSUMERS.map((consumer) => [consumer.queue, consumer]));
+    expect(consumers.get(QUEUE)?.dead_letter_queue).toBe(DEAD_LETTER_QUEUE);
+    expect(consumers.has(DEAD_LETTER_QUEUE)).toBe(true);
+  });
+
   async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
     for (let i = 0; i < 200; i++) {
       const value = await read();
