@@ -11,7 +11,8 @@
  *   auth/       tokens, the bearer middleware, the token endpoint, the resource sub-app
  *   media/      uploads to R2, media URLs, the /media route, the sweep
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
- *   resources   pinpoints/, lists/, categories/, events/, changes/: one folder each, never importing each other
+ *   resources   pinpoints/, lists/, categories/, events/, changes/, keys/, webhooks/: one folder each, never
+ *               importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
  *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
  *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
@@ -19,17 +20,20 @@
  *   app.ts      wires it all; index.ts, the Worker, runs it
  *
  * The Node scripts and benchmarks may use only the modules of src/ written to
- * run on Node 22 as well (PORTABLE); the rest runs only in workerd.
+ * run on Node 22 as well (PORTABLE); the rest runs only in workerd. client/,
+ * the typed client, is a package of its own and imports nothing of the rest.
  */
 
 /** Each layer: where it lives and which layers below it it may import. */
-const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys"];
+const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys", "webhooks"];
 /** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
 const PORTABLE = [
   "core/secrets.ts",
   "core/scopes.ts",
   "core/publishable-keys.ts",
+  "core/search-form.ts",
   "fields/plain-text.ts",
+  "fields/search-columns.ts",
   "db/shard-plan.ts",
   "db/move.ts",
 ];
@@ -98,6 +102,15 @@ module.exports = {
       severity: "error",
       from: { path: "^(scripts|bench)/" },
       to: { path: "^src/", pathNot: PORTABLE.map((module) => `^src/${module.replaceAll(".", "\\.")}$`) },
+    },
+    {
+      name: "client-stands-alone",
+      comment:
+        "client/ is published as its own package: it imports only itself and its npm dependencies, " +
+        "never the service's code, the scripts or the tests.",
+      severity: "error",
+      from: { path: "^client/" },
+      to: { path: "^(src|scripts|bench|test)/" },
     },
   ],
   options: {

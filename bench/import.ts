@@ -11,7 +11,8 @@
 import { createWriteStream, statSync } from "node:fs";
 import { once } from "node:events";
 import { join } from "node:path";
-import { plainText } from "../src/fields/plain-text.ts";
+import { searchForm } from "../src/core/search-form.ts";
+import { descriptionText, tagsSearch } from "../src/fields/search-columns.ts";
 import { exportFile } from "../scripts/lib/export.ts";
 import { featureTexts } from "../scripts/lib/geojson-stream.ts";
 import { importFile } from "../scripts/lib/import.ts";
@@ -101,11 +102,14 @@ function bareBatch(b: number, count: number): string {
       altitude,
       p.category,
       p.description,
-      plainText(p.description),
+      descriptionText(p.description),
       latitude,
       longitude,
       p.media_credits,
       p.tags,
+      searchForm(p.name),
+      searchForm(p.address),
+      tagsSearch(p.tags),
     ]);
   }
   return JSON.stringify(rows);

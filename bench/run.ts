@@ -23,15 +23,7 @@ import { resultPath } from "./results-dir.ts";
 import * as prettier from "prettier";
 import type { LoadRequest, LoadResult } from "./load.ts";
 import { machine, printReport, type GroupResult, type Report, type RunResult, type TargetResult } from "./report.ts";
-import {
-  buildBundle,
-  cpuMillisOf,
-  memoryOf,
-  startRuntime,
-  workerdChild,
-  type Bundle,
-  type Runtime,
-} from "./runtime.ts";
+import { buildBundle, cpuMillisOf, startRuntime, workerdChild, type Bundle } from "./runtime.ts";
 import { measureMemory } from "./memory.ts";
 import { runImportGroup } from "./import.ts";
 import { measureFreshness } from "./public.ts";

@@ -17,6 +17,7 @@ const SUITES = [
   "test:gis",
   "test:readme",
   "test:cli",
+  "test:client",
 ];
 
 const started = performance.now();

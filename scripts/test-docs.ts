@@ -3,7 +3,8 @@
  * of `npm test`): starts `wrangler dev` on a free port with a fresh local
  * database and a registered client, then checks that
  * - /v3.0/openapi.json is served without a token and is a valid OpenAPI 3.1
- *   document (@seriousme/openapi-schema-validator, the official JSON schemas);
+ *   document (@seriousme/openapi-schema-validator, the official JSON schemas),
+ *   and so is /ogc/api, the OGC API's part of it with /ogc as its server;
  * - /docs works in a real browser (Debian's Chromium, driven by
  *   playwright-core): it lists every operation, a developer gets a token with
  *   the client credentials flow in the Authorize dialog and "try it" calls
@@ -23,7 +24,8 @@ import type { Page } from "playwright-core";
 import { launchChromium, outsideRequests } from "./lib/chromium.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
 import { createClient } from "./lib/registry.ts";
-import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { tokenOf } from "./lib/transfer.ts";
+import { d1Execute, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
 const SCREENSHOTS = process.env.DOCS_SCREENSHOTS ?? tmpdir();
 
@@ -62,6 +64,17 @@ test("GET /v3.0/openapi.json needs no token and is a valid OpenAPI 3.1 document"
   const document = (await response.json()) as Document & { openapi: string };
   assert.match(document.openapi, /^3\.1\./);
   assert.deepEqual(document.servers, [{ url: base }]);
+  const result = await new Validator().validate(document);
+  assert.ok(result.valid, `not a valid OpenAPI 3.1 document:\n${JSON.stringify(result.errors, null, 2)}`);
+});
+
+test("GET /ogc/api, the OGC landing page's service-desc, is a valid OpenAPI 3.1 document served at /ogc", async () => {
+  const token = await tokenOf({ base, clientId: client.client_id, clientSecret: client.client_secret });
+  const response = await fetch(`${base}/ogc/api`, { headers: { Authorization: `Bearer ${token}` } });
+  assert.equal(response.status, 200);
+  const document = (await response.json()) as Document & { openapi: string };
+  assert.deepEqual(document.servers, [{ url: `${base}/ogc` }]);
+  assert.ok(document.paths["/collections/{collectionId}/queryables"], Object.keys(document.paths).join(", "));
   const result = await new Validator().validate(document);
   assert.ok(result.valid, `not a valid OpenAPI 3.1 document:\n${JSON.stringify(result.errors, null, 2)}`);
 });

@@ -7,6 +7,10 @@
  *   right count, attributes and coordinates;
  * - `ogr2ogr -spat` returns exactly the features inside the box (the server
  *   filters: GDAL sends `bbox`, and the pages it reads hold only those).
+ * - `ogr2ogr -where` on a queryable (`category`, `tags`) returns exactly the
+ *   matching features, and the server filtered them: GDAL sends the equality
+ *   as a query parameter (it finds them in /ogc/api) and reads one page where
+ *   the whole collection takes three; a non-queryable `-where` still works.
  * - `ogr2ogr` reads a vector tile with the MVT driver, and `ogrinfo` opens the
  *   tiles by their TileJSON (/v3.0/tiles.json).
  * And the bulk tools against the same service: `npm run import` of a GeoJSON
@@ -48,7 +52,16 @@ let token = "";
 /** A second account for the bulk tools, so their counts start from zero. */
 let cli: { client_id: string; client_secret: string };
 let listId = 0;
-const places: { id: number; name: string; longitude: number; latitude: number; tags: string[] }[] = [];
+const places: {
+  id: number;
+  name: string;
+  longitude: number;
+  latitude: number;
+  tags: string[];
+  category: number | null;
+}[] = [];
+/** Every fourth place is in the built-in category 1, the others in none. */
+const categoryOf = (i: number) => (i % 4 === 0 ? 1 : null);
 
 async function api(method: string, path: string, body?: unknown, type = "application/json"): Promise<unknown> {
   const response = await fetch(`${server.base}${path}`, {
@@ -106,7 +119,7 @@ before(async () => {
   const features = Array.from({ length: PLACES }, (_, i) => ({
     type: "Feature",
     geometry: { type: "Point", coordinates: [-170 + i * 1.25, 60 - i * 0.5] },
-    properties: { name: `Place ${i}`, tags: [`t${i % 3}`], address: `${i} Rue de GDAL` },
+    properties: { name: `Place ${i}`, tags: [`t${i % 3}`], address: `${i} Rue de GDAL`, category: categoryOf(i) },
   }));
   const { ids } = (await api(
     "POST",
@@ -118,7 +131,7 @@ before(async () => {
   };
   ids.forEach((id, i) => {
     const [longitude, latitude] = features[i]!.geometry.coordinates as [number, number];
-    places.push({ id, name: `Place ${i}`, longitude, latitude, tags: [`t${i % 3}`] });
+    places.push({ id, name: `Place ${i}`, longitude, latitude, tags: [`t${i % 3}`], category: categoryOf(i) });
   });
   listId = ((await api("POST", "/v3.0/lists", { name: "Guide" })) as { id: number }).id;
   await api(
@@ -166,6 +179,61 @@ test("ogr2ogr -spat returns exactly the features inside the box", () => {
   const got = (JSON.parse(readFileSync(out, "utf8")) as { features: Feature[] }).features.map((f) => f.properties.name);
   assert.deepEqual(got.sort(), inside.map((p) => p.name).sort());
   assert.match(log, /Fetch\(\S+\/ogc\/collections\/pinpoints\/items\?\S*bbox=/, "GDAL asked the server for the box");
+});
+
+/**
+ * The dev server's log up to a request made now: the tools run synchronously, so their requests'
+ * lines (src/http/logging.ts) arrive late; once this one's request id is in, every earlier line is.
+ */
+async function logSoFar(): Promise<string> {
+  const response = await fetch(`${server.base}/ogc/conformance`, { headers: { Authorization: `Bearer ${token}` } });
+  await response.body?.cancel();
+  const id = response.headers.get("X-Request-Id")!;
+  const deadline = Date.now() + 30_000;
+  while (!server.output().includes(id) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  const output = server.output();
+  assert.ok(output.includes(id), `request ${id} is not in the dev server's log`);
+  return output.slice(0, output.indexOf(id));
+}
+
+/** The items requests in a log. */
+const itemsRequests = (log: string) =>
+  log.split("\n").filter((line) => line.includes('"route":"/ogc/collections/:collectionId/items"')).length;
+
+test("ogr2ogr -where on a queryable sends it to the server, which returns exactly the matching features", async () => {
+  type Place = (typeof places)[number];
+  const cases: [where: string, sent: string | null, matches: (p: Place) => boolean][] = [
+    ["category = 1", "category=1", (p) => p.category === 1],
+    // GDAL cannot test a string list itself (it finds nothing): only the server's answer is right.
+    ["tags = 't1'", "tags=t1", (p) => p.tags.includes("t1")],
+    // The queryable goes to the server, the rest GDAL tests on what comes back.
+    ["category = 1 AND name = 'Place 8'", "category=1", (p) => p.category === 1 && p.name === "Place 8"],
+    // Not a queryable: GDAL reads every page and filters them itself.
+    ["name = 'Place 9'", null, (p) => p.name === "Place 9"],
+  ];
+  for (const [where, sent, matches] of cases) {
+    const out = join(scratch, "where.geojson");
+    rmSync(out, { force: true });
+    const logged = itemsRequests(await logSoFar());
+    const log = gdal(
+      OGR2OGR,
+      ["-f", "GeoJSON", out, source(), "pinpoints", "-where", where, "-oo", `PAGE_SIZE=${PAGE_SIZE}`],
+      true,
+    );
+    const expected = places.filter(matches).map((p) => p.name);
+    const got = (JSON.parse(readFileSync(out, "utf8")) as { features: Feature[] }).features.map(
+      (f) => f.properties.name,
+    );
+    assert.deepEqual(got.sort(), expected.sort(), where);
+    // GDAL reads the first page unfiltered (to learn the fields), then the filtered pages: one page for
+    // the matches here, where the unfiltered collection takes PLACES / PAGE_SIZE pages.
+    const fetched = [...log.matchAll(/Fetch\((\S+\/ogc\/collections\/pinpoints\/items\S*)\)/g)].map((m) => m[1]!);
+    const reads = fetched.slice(1);
+    const pages = sent === null ? Math.ceil(PLACES / PAGE_SIZE) : Math.max(1, Math.ceil(expected.length / PAGE_SIZE));
+    assert.equal(reads.length, pages, `${where}: ${fetched.join("\n")}`);
+    for (const url of reads) assert.equal(sent === null || url.includes(sent), true, `${where}: ${url}`);
+    assert.equal(itemsRequests(await logSoFar()) - logged, fetched.length, "the server logged each of them");
+  }
 });
 
 /** The web mercator tile at zoom z holding a place (README "Vector tiles"). */

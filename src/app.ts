@@ -29,12 +29,14 @@ import { listRoutes } from "./lists/routes";
 import { mapRoutes } from "./maps/routes";
 import { mediaRoutes } from "./media/routes";
 import { mediaUrls } from "./media/url";
-import { referenceRoutes } from "./openapi/routes";
-import { ogcRoutes, OGC_PREFIX } from "./ogc/routes";
+import { prefixedDocumentHandler, referenceRoutes } from "./openapi/routes";
+import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { rejectUnknownQueryParameters } from "./http/query-parameters";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
 import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
+import type { ObjectsJson } from "./webhooks/deliver";
+import { nudgeWebhooks, webhookRoutes } from "./webhooks/routes";
 
 const corsPolicy = cors({
   origin: (origin, c) => {
@@ -75,16 +77,16 @@ const corsPolicy = cors({
   maxAge: 86_400,
 });
 
-/** The change feed shows upserted objects (`include=objects`) as each resource's GET does. */
-const objectJson: ObjectJson = (c) => {
-  const mediaUrl = mediaUrls(c);
-  return {
-    pinpoint: (row) => pinpointToJson(row, mediaUrl),
-    list: listToJson,
-    category: (row) => categoryToJson(row, mediaUrl),
-    event: (row) => eventToJson(row, mediaUrl),
-  };
-};
+/** Webhook payloads show upserted objects as each resource's GET does, media URLs included. */
+export const objectsJson: ObjectsJson = (mediaUrl) => ({
+  pinpoint: (row) => pinpointToJson(row, mediaUrl),
+  list: listToJson,
+  category: (row) => categoryToJson(row, mediaUrl),
+  event: (row) => eventToJson(row, mediaUrl),
+});
+
+/** The change feed shows upserted objects (`include=objects`) the same way, on the request's origin. */
+const objectJson: ObjectJson = (c) => objectsJson(mediaUrls(c));
 
 /** The app's route table, for the OpenAPI document; read on the first request, once the app exists. */
 const appRoutes = (): readonly RouterRoute[] => app.routes;
@@ -94,6 +96,8 @@ export const app = new Hono<AppEnv>({ strict: false })
   .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey, d1Session)
   // Before the routes, so a misspelt parameter is refused before any auth or database work.
   .use(rejectUnknownQueryParameters("/v3.0/"))
+  // After every successful write, the account's webhooks are told (src/webhooks/routes.ts).
+  .use(nudgeWebhooks)
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)
@@ -105,9 +109,12 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/events", eventRoutes)
   .route("/v3.0/changes", changeRoutes(objectJson))
   .route("/v3.0/keys", keyRoutes)
+  .route("/v3.0/webhooks", webhookRoutes)
   .route("/v3.0/tiles", tileRoutes)
   .route("/v3.0/tiles.json", tileJsonRoutes)
   .route(OGC_PREFIX, ogcRoutes)
+  // After the OGC routes, whose token check and parameter rules it shares.
+  .route(OGC_PREFIX, ogcDefinitionRoutes(prefixedDocumentHandler(appRoutes, OGC_PREFIX)))
   // Public with a publishable key: the live map of a list, a page for an <iframe>.
   .route("/maps", mapRoutes);
 

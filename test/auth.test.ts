@@ -12,7 +12,16 @@ import { generateClientSecret, hashSecret } from "../src/core/secrets";
 import { signingKeys, type SigningKey } from "../src/core/signing";
 import { signToken, type TokenClaims } from "../src/auth/tokens";
 import { clock } from "../src/core/clock";
-import { call, caller, createClient, createPinpoint, requestToken, type Caller, type TestClient } from "./helpers";
+import {
+  call,
+  caller,
+  createClient,
+  createPinpoint,
+  expectProblem,
+  requestToken,
+  type Caller,
+  type TestClient,
+} from "./helpers";
 
 const realNow = clock.now;
 afterEach(() => {
@@ -81,19 +90,6 @@ async function signRaw(header: unknown, payload: unknown): Promise<string> {
   const input = `${encodePart(header)}.${encodePart(payload)}`;
   const mac = await crypto.subtle.sign("HMAC", key.key, utf8.encode(input));
   return `${input}.${base64urlEncode(new Uint8Array(mac))}`;
-}
-
-async function expectProblem(response: Response, status: number): Promise<Record<string, unknown>> {
-  const body = await response.json<Record<string, unknown>>();
-  expect(response.status, JSON.stringify(body)).toBe(status);
-  expect(response.headers.get("Content-Type")).toBe("application/problem+json");
-  expect(body).toMatchObject({
-    type: expect.any(String),
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-  });
-  return body;
 }
 
 /** 401 whose challenge carries `error="invalid_token"` (RFC 6750 §3.1). */
@@ -234,6 +230,17 @@ describe("bearer: invalid tokens", () => {
       await expectInvalidToken(await get("/v3.0/pinpoints", await signRaw({ alg, typ: "at+jwt", kid }, claims)));
     }
     // The control: the same construction with HS256 is accepted.
+    await expectOk(await get("/v3.0/pinpoints", await signRaw({ alg: "HS256", typ: "at+jwt", kid }, claims)));
+  });
+
+  it('refuses a correctly signed token whose type is not "at+jwt"', async () => {
+    const client = await createClient();
+    const { kid } = await currentKey();
+    const claims = claimsFor(client);
+    // Signed with the right key and algorithm: only the type says it is not an access token.
+    for (const typ of ["JWT", "jwt", "at+JWT", "", undefined]) {
+      await expectInvalidToken(await get("/v3.0/pinpoints", await signRaw({ alg: "HS256", typ, kid }, claims)));
+    }
     await expectOk(await get("/v3.0/pinpoints", await signRaw({ alg: "HS256", typ: "at+jwt", kid }, claims)));
   });
 

@@ -3,7 +3,6 @@
  * carries the session's bookmark, a bookmark sent back anchors the next
  * request's session, and anything that is not a bookmark is a 400.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { basic, call, type Caller, caller, contentDb, createClient, createPinpoint, requestToken } from "./helpers";
 

@@ -45,7 +45,7 @@ const kinds: Record<string, Kind> = {
 
 const STRONG = /^"[^"]+"$/;
 
-describe.each(Object.entries(kinds))("%s", (what, kind) => {
+describe.each(Object.entries(kinds))("%s", (_name, kind) => {
   async function make(): Promise<{ url: string; etag: string; body: Record<string, unknown> }> {
     const response = await kind.create();
     expect(response.status).toBe(201);

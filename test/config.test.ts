@@ -4,26 +4,15 @@
  * differently would run it. configFor() caches by env object, and each call
  * here passes a new one.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { app } from "../src/app";
 import { clock } from "../src/core/clock";
 import { defaults, parseConfig } from "../src/core/config";
-import { BASE, basic, caller, createClient, json, type Caller, type TestClient } from "./helpers";
+import { BASE, basic, caller, createClient, fetchWith, json, type Caller, type TestClient } from "./helpers";
 import { base64, bucketKeys, mediaFile, samples } from "./media-fixtures";
 
 type Vars = Record<string, string>;
 type Problem = { status: number; detail: string; errors?: { pointer: string; detail: string }[] };
-
-/** The app with some [vars] changed. */
-async function fetchWith(vars: Vars, path: string, init: RequestInit = {}): Promise<Response> {
-  const ctx = createExecutionContext();
-  // [vars] are typed as their wrangler.toml values; the config parser takes any string.
-  const response = await app.fetch(new Request(new URL(path, BASE), init), { ...env, ...vars } as Cloudflare.Env, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-}
 
 function send(vars: Vars, who: Caller, method: string, path: string, body?: unknown): Promise<Response> {
   return fetchWith(vars, path, {

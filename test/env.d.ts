@@ -6,6 +6,7 @@ declare global {
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
       TEST_RATE_LIMIT_BINDINGS: { name: string; simple: { limit: number; period: number } }[];
+      TEST_QUEUE_CONSUMERS: { queue: string; dead_letter_queue?: string }[];
     }
     // Types `exports` from "cloudflare:workers" after our main module; type-only test glue, kept here so
     // that src/ never imports its own entry point.

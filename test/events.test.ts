@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { allPages, BASE, caller, createPinpoint, json, type Caller } from "./helpers";
+import { allPages, BASE, caller, createPinpoint, expectProblem, json, type Caller } from "./helpers";
 import { bucketKeys, sendDuringUpload } from "./media-fixtures";
 
 type Occurrence = { start: string; end: string };
@@ -16,7 +16,6 @@ type EventJson = {
   created_at: string;
   updated_at: string;
 };
-type Problem = { status: number; errors?: { pointer?: string; parameter?: string; detail: string }[] };
 
 const JPEG_BYTES = [0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0];
 const jpeg = (extra = 0) => ({
@@ -31,27 +30,10 @@ const ONE_DATE = [{ start: "2026-11-21T18:30:00Z", end: "2026-11-21T20:00:00Z" }
 const keyOf = (url: string | null) => new URL(url!).pathname.replace(/^\/media\//, "");
 const objectExists = async (key: string) => (await env.MEDIA.head(key)) !== null;
 
-/** Polls until `check` holds: media deletions run after the response (waitUntil). */
-async function eventually(check: () => Promise<boolean>): Promise<void> {
-  for (let i = 0; i < 50; i++) {
-    if (await check()) return;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error("condition not reached");
-}
-
 async function createEvent(who: Caller, pinpoint: number, fields: Record<string, unknown> = {}): Promise<EventJson> {
   const res = await who.send("POST", "/v3.0/events", { name: "Concert", pinpoint, dates: ONE_DATE, ...fields });
   if (res.status !== 201) throw new Error(`create failed: ${res.status} ${await res.text()}`);
   return json<EventJson>(res);
-}
-
-async function expectProblem(res: Response, status: number, pointers: string[] = []): Promise<Problem> {
-  const body = await json<Problem>(res);
-  expect(res.status, JSON.stringify(body)).toBe(status);
-  expect(res.headers.get("Content-Type")).toBe("application/problem+json");
-  expect((body.errors ?? []).map((e) => e.pointer ?? e.parameter).sort()).toEqual([...pointers].sort());
-  return body;
 }
 
 let a: Caller;
@@ -109,18 +91,18 @@ describe("POST /v3.0/events", () => {
   });
 
   it("requires name, pinpoint and dates", async () => {
-    await expectProblem(await a.send("POST", "/v3.0/events", {}), 400, ["/name", "/pinpoint", "/dates"]);
-    await expectProblem(await a.send("POST", "/v3.0/events", { name: "x", pinpoint: "1", dates: ONE_DATE }), 400, [
-      "/pinpoint",
-    ]);
-    await expectProblem(await a.send("POST", "/v3.0/events", { name: "x", pinpoint: 1.5, dates: ONE_DATE }), 400, [
-      "/pinpoint",
-    ]);
+    await expectProblem(await a.send("POST", "/v3.0/events", {}), 400, { pointers: ["/name", "/pinpoint", "/dates"] });
+    await expectProblem(await a.send("POST", "/v3.0/events", { name: "x", pinpoint: "1", dates: ONE_DATE }), 400, {
+      pointers: ["/pinpoint"],
+    });
+    await expectProblem(await a.send("POST", "/v3.0/events", { name: "x", pinpoint: 1.5, dates: ONE_DATE }), 400, {
+      pointers: ["/pinpoint"],
+    });
   });
 
   it("needs a pinpoint that exists (400) and is the caller's (403)", async () => {
     const missing = await a.send("POST", "/v3.0/events", { name: "x", pinpoint: 999_999, dates: ONE_DATE });
-    await expectProblem(missing, 400, ["/pinpoint"]);
+    await expectProblem(missing, 400, { pointers: ["/pinpoint"] });
     const foreign = await a.send("POST", "/v3.0/events", { name: "x", pinpoint: bPlace, dates: ONE_DATE });
     await expectProblem(foreign, 403);
     expect((await allPages<EventJson>(b, `/v3.0/events?pinpoint=${bPlace}`)).flatMap((p) => p.results)).toEqual([]);
@@ -150,7 +132,7 @@ describe("a database write failing after the upload", () => {
       { name: "Gone", pinpoint: place.id, dates: ONE_DATE, media_file: jpeg(5) },
       async () => expect((await a.send("DELETE", `/v3.0/pinpoints/${place.id}`)).status).toBe(204),
     );
-    await expectProblem(response, 400, ["/pinpoint"]);
+    await expectProblem(response, 400, { pointers: ["/pinpoint"] });
     expect(uploaded).toHaveLength(1);
     expect(await objectExists(uploaded[0]!)).toBe(false);
     expect(await bucketKeys()).toEqual(before);
@@ -167,7 +149,7 @@ describe("a database write failing after the upload", () => {
       { pinpoint: target.id, name: "Moved", media_file: jpeg(7) },
       async () => expect((await a.send("DELETE", `/v3.0/pinpoints/${target.id}`)).status).toBe(204),
     );
-    await expectProblem(response, 400, ["/pinpoint"]);
+    await expectProblem(response, 400, { pointers: ["/pinpoint"] });
     expect(uploaded).toHaveLength(1);
     expect(await objectExists(uploaded[0]!)).toBe(false);
     expect(await bucketKeys()).toEqual(before);
@@ -198,10 +180,10 @@ describe("dates", () => {
 
   it("refuses an end before its start, pointing at that end", async () => {
     const reversed = [...ONE_DATE, { start: "2026-11-21T18:30:00Z", end: "2026-11-21T20:29:59.999+02:00" }];
-    await expectProblem(await post(reversed), 400, ["/dates/1/end"]);
-    await expectProblem(await post([{ start: "2026-11-21T18:30:00Z", end: "2026-11-21T18:00:00Z" }]), 400, [
-      "/dates/0/end",
-    ]);
+    await expectProblem(await post(reversed), 400, { pointers: ["/dates/1/end"] });
+    await expectProblem(await post([{ start: "2026-11-21T18:30:00Z", end: "2026-11-21T18:00:00Z" }]), 400, {
+      pointers: ["/dates/0/end"],
+    });
   });
 
   it("refuses malformed instants and instants without an offset, pointing at each", async () => {
@@ -212,24 +194,26 @@ describe("dates", () => {
       { start: 1763749800000, end: null },
       { start: "2026-11-21T18:30:00+25:00" },
     ];
-    await expectProblem(await post(malformed), 400, [
-      "/dates/0/start",
-      "/dates/1/start",
-      "/dates/1/end",
-      "/dates/2/start",
-      "/dates/2/end",
-      "/dates/3/start",
-      "/dates/3/end",
-      "/dates/4/start",
-      "/dates/4/end",
-    ]);
+    await expectProblem(await post(malformed), 400, {
+      pointers: [
+        "/dates/0/start",
+        "/dates/1/start",
+        "/dates/1/end",
+        "/dates/2/start",
+        "/dates/2/end",
+        "/dates/3/start",
+        "/dates/3/end",
+        "/dates/4/start",
+        "/dates/4/end",
+      ],
+    });
   });
 
   it("refuses an empty array, a non-array and too many occurrences", async () => {
-    await expectProblem(await post([]), 400, ["/dates"]);
-    await expectProblem(await post(ONE_DATE[0]), 400, ["/dates"]);
-    await expectProblem(await post(null), 400, ["/dates"]);
-    await expectProblem(await post(Array.from({ length: 1001 }, () => ONE_DATE[0])), 400, ["/dates"]);
+    await expectProblem(await post([]), 400, { pointers: ["/dates"] });
+    await expectProblem(await post(ONE_DATE[0]), 400, { pointers: ["/dates"] });
+    await expectProblem(await post(null), 400, { pointers: ["/dates"] });
+    await expectProblem(await post(Array.from({ length: 1001 }, () => ONE_DATE[0])), 400, { pointers: ["/dates"] });
     const most = await post(Array.from({ length: 1000 }, () => ONE_DATE[0]));
     expect(most.status).toBe(201);
     expect((await json<EventJson>(most)).dates).toHaveLength(1000);
@@ -277,17 +261,21 @@ describe("PUT /v3.0/events/{id}", () => {
     const moved = await json<EventJson>(await a.send("PUT", `/v3.0/events/${event.id}`, { pinpoint: other.id }));
     expect(moved.pinpoint).toBe(other.id);
     await expectProblem(await a.send("PUT", `/v3.0/events/${event.id}`, { pinpoint: bPlace }), 403);
-    await expectProblem(await a.send("PUT", `/v3.0/events/${event.id}`, { pinpoint: 999_999 }), 400, ["/pinpoint"]);
+    await expectProblem(await a.send("PUT", `/v3.0/events/${event.id}`, { pinpoint: 999_999 }), 400, {
+      pointers: ["/pinpoint"],
+    });
     expect((await json<EventJson>(await a.get(`/v3.0/events/${event.id}`))).pinpoint).toBe(other.id);
   });
 
   it("refuses null for required fields and invalid dates", async () => {
     const event = await createEvent(a, aPlace);
     const res = await a.send("PUT", `/v3.0/events/${event.id}`, { name: null, pinpoint: null, dates: null });
-    await expectProblem(res, 400, ["/name", "/pinpoint", "/dates"]);
-    await expectProblem(await a.send("PUT", `/v3.0/events/${event.id}`, { dates: [] }), 400, ["/dates"]);
+    await expectProblem(res, 400, { pointers: ["/name", "/pinpoint", "/dates"] });
+    await expectProblem(await a.send("PUT", `/v3.0/events/${event.id}`, { dates: [] }), 400, { pointers: ["/dates"] });
     const reversed = [{ start: "2026-11-21T18:30:00Z", end: "2026-11-21T18:29:00Z" }];
-    await expectProblem(await a.send("PUT", `/v3.0/events/${event.id}`, { dates: reversed }), 400, ["/dates/0/end"]);
+    await expectProblem(await a.send("PUT", `/v3.0/events/${event.id}`, { dates: reversed }), 400, {
+      pointers: ["/dates/0/end"],
+    });
     expect(await json(await a.get(`/v3.0/events/${event.id}`))).toEqual(event);
   });
 
@@ -299,11 +287,11 @@ describe("PUT /v3.0/events/{id}", () => {
     expect(replaced.media_url).not.toBe(event.media_url);
     expect(replaced.media_credits).toBe("new");
     expect(await objectExists(keyOf(replaced.media_url))).toBe(true);
-    await eventually(async () => !(await objectExists(keyOf(event.media_url))));
+    expect(await objectExists(keyOf(event.media_url))).toBe(false);
 
     const cleared = await json<EventJson>(await a.send("PUT", `/v3.0/events/${event.id}`, { media_file: null }));
     expect(cleared.media_url).toBeNull();
-    await eventually(async () => !(await objectExists(keyOf(replaced.media_url))));
+    expect(await objectExists(keyOf(replaced.media_url))).toBe(false);
   });
 
   it("answers 403 for another account's event, 404 for none, changing nothing", async () => {
@@ -326,7 +314,7 @@ describe("DELETE /v3.0/events/{id}", () => {
     expect(await res.text()).toBe("");
     await expectProblem(await a.get(`/v3.0/events/${event.id}`), 404);
     await expectProblem(await a.send("DELETE", `/v3.0/events/${event.id}`), 404);
-    await eventually(async () => !(await objectExists(keyOf(event.media_url))));
+    expect(await objectExists(keyOf(event.media_url))).toBe(false);
   });
 
   it("answers 403 for another account's event, which stays", async () => {
@@ -373,9 +361,9 @@ describe("GET /v3.0/events", () => {
     expect(new URL(pages[0]!.next!).searchParams.get("pinpoint")).toBe(String(one.id));
     // A cursor issued for one pinpoint does not page another.
     const cursor = new URL(pages[0]!.next!).searchParams.get("cursor")!;
-    await expectProblem(await c.get(`/v3.0/events?pinpoint=${two.id}&cursor=${encodeURIComponent(cursor)}`), 400, [
-      "cursor",
-    ]);
+    await expectProblem(await c.get(`/v3.0/events?pinpoint=${two.id}&cursor=${encodeURIComponent(cursor)}`), 400, {
+      pointers: ["cursor"],
+    });
   });
 
   it("answers 403 for another account's pinpoint, 404 for none, 400 for a non-integer", async () => {
@@ -384,7 +372,7 @@ describe("GET /v3.0/events", () => {
     await expectProblem(forbidden, 403);
     await expectProblem(await a.get("/v3.0/events?pinpoint=999999"), 404);
     for (const bad of ["abc", "1.5", "-1", "0", ""]) {
-      await expectProblem(await a.get(`/v3.0/events?pinpoint=${bad}`), 400, ["pinpoint"]);
+      await expectProblem(await a.get(`/v3.0/events?pinpoint=${bad}`), 400, { pointers: ["pinpoint"] });
     }
   });
 });

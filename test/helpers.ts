@@ -3,8 +3,10 @@
  * registration tool does), tokens obtained from the real token endpoint, and
  * a fetch that goes through the Worker's own default export.
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
+import { app } from "../src/app";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
 import { DIRECTORY, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
@@ -13,6 +15,74 @@ export const BASE = "https://api.example.test";
 
 export function call(path: string, init: RequestInit = {}): Promise<Response> {
   return exports.default.fetch(new Request(new URL(path, BASE), init));
+}
+
+/**
+ * A POST of `body` (a stream, sent without buffering, or bytes) with the caller's token, as JSON
+ * unless `headers` say otherwise; `headers` add to or replace those.
+ */
+export function postBody(
+  who: { token: string },
+  path: string,
+  body: ReadableStream<Uint8Array> | Uint8Array,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  const all = { Authorization: `Bearer ${who.token}`, "Content-Type": "application/json", ...headers };
+  return call(path, { method: "POST", headers: all, body, duplex: "half" } as RequestInit);
+}
+
+/**
+ * The app run with some bindings replaced (vars, secrets), as a deployment
+ * configured differently would run it; resolves once its background work is done.
+ */
+export async function fetchWith(
+  bindings: Record<string, unknown>,
+  request: Request | string,
+  init: RequestInit = {},
+): Promise<Response> {
+  const ctx = createExecutionContext();
+  const req = typeof request === "string" ? new Request(new URL(request, BASE), init) : request;
+  // [vars] are typed as their wrangler.toml values; the config parser takes any string.
+  const response = await app.fetch(req, { ...env, ...bindings } as Cloudflare.Env, ctx);
+  await waitOnExecutionContext(ctx);
+  return response;
+}
+
+export type Problem = {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  errors?: { pointer?: string; parameter?: string; detail: string }[];
+} & Record<string, unknown>;
+
+/**
+ * Asserts RFC 9457 problem details with `status` and returns the body; with
+ * `code`, its type too, and with `pointers`, the pointers (or parameters) its
+ * `errors` name, in any order.
+ */
+export async function expectProblem(
+  response: Response,
+  status: number,
+  expected: { code?: string; pointers?: readonly string[] } = {},
+): Promise<Problem> {
+  const text = await response.text();
+  expect(response.status, text).toBe(status);
+  expect(response.headers.get("Content-Type")).toBe("application/problem+json");
+  const body = JSON.parse(text) as Problem;
+  expect(body).toMatchObject({
+    type: expect.any(String),
+    title: expect.any(String),
+    status,
+    detail: expect.any(String),
+  });
+  expect(body.title.length).toBeGreaterThan(0);
+  expect(body.detail.length).toBeGreaterThan(0);
+  if (expected.code) expect(body.type).toBe(`urn:poi-api:problem:${expected.code}`);
+  if (expected.pointers) {
+    expect((body.errors ?? []).map((e) => e.pointer ?? e.parameter).sort()).toEqual([...expected.pointers].sort());
+  }
+  return body;
 }
 
 let accounts = 0;
@@ -99,7 +169,11 @@ export async function requestToken(client: TestClient, form: Record<string, stri
   });
 }
 
-/** An API caller: a client of a fresh account with a token, and JSON helpers. */
+/**
+ * An API caller: a client of a fresh account with a token, and JSON helpers.
+ * Its requests resolve once their background work (`waitUntil`: media
+ * deletions, cache refreshes) is done, so a test reads its effects directly.
+ */
 export type Caller = TestClient & {
   token: string;
   get(path: string, headers?: Record<string, string>): Promise<Response>;
@@ -115,9 +189,9 @@ export async function caller(scope = "read write", accountId?: number): Promise<
   return {
     ...client,
     token,
-    get: (path, headers = {}) => call(path, { headers: { ...auth, ...headers } }),
+    get: (path, headers = {}) => fetchWith({}, path, { headers: { ...auth, ...headers } }),
     send: (method, path, body, headers = {}) =>
-      call(path, {
+      fetchWith({}, path, {
         method,
         headers: { ...auth, ...(body === undefined ? {} : { "Content-Type": "application/json" }), ...headers },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -139,6 +213,21 @@ export async function createPinpoint(who: Caller, fields: Record<string, unknown
   });
   if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
   return response.json<{ id: number } & Record<string, unknown>>();
+}
+
+/** Categories of the account written straight to D1 (a category's API create needs an image); their ids in order. */
+export async function createCategories(accountId: number, names: readonly string[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const name of names) {
+    const row = await (
+      await contentDb(accountId)
+    )
+      .prepare("INSERT INTO categories (account_id, name) VALUES (?, ?) RETURNING id")
+      .bind(accountId, name)
+      .first<{ id: number }>();
+    ids.push(row!.id);
+  }
+  return ids;
 }
 
 export async function createList(who: Caller, fields: Record<string, unknown> = {}) {

@@ -6,15 +6,13 @@
  * at most one token lifetime after the rotation. Requests go through the app
  * with the secrets of each phase of a rotation.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
-import { app } from "../src/app";
 import { base64urlDecode, base64urlEncode, utf8 } from "../src/core/crypto";
 import { signingKeys } from "../src/core/signing";
 import { signToken } from "../src/auth/tokens";
 import { clock } from "../src/core/clock";
-import { BASE, basic, createClient, type TestClient } from "./helpers";
+import { basic, createClient, fetchWith, type TestClient } from "./helpers";
 
 const realNow = clock.now;
 afterEach(() => {
@@ -35,20 +33,17 @@ const NEW = randomSecret();
 type Secrets = { key: string; previous?: string; ttl?: number };
 
 /** The service as deployed with these secrets: requests go through the app with the bindings replaced. */
-async function fetchWith(secrets: Secrets, path: string, init: RequestInit = {}): Promise<Response> {
-  const bindings: Record<string, unknown> = { ...env, TOKEN_SIGNING_KEY: secrets.key };
-  if (secrets.previous === undefined) delete bindings.TOKEN_SIGNING_KEY_PREVIOUS;
-  else bindings.TOKEN_SIGNING_KEY_PREVIOUS = secrets.previous;
-  // [vars] are typed as their wrangler.toml values; the config parser takes any string.
+function fetchAs(secrets: Secrets, path: string, init: RequestInit = {}): Promise<Response> {
+  const bindings: Record<string, unknown> = {
+    TOKEN_SIGNING_KEY: secrets.key,
+    TOKEN_SIGNING_KEY_PREVIOUS: secrets.previous,
+  };
   if (secrets.ttl !== undefined) bindings.TOKEN_TTL_SECONDS = String(secrets.ttl);
-  const ctx = createExecutionContext();
-  const response = await app.fetch(new Request(new URL(path, BASE), init), bindings, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
+  return fetchWith(bindings, path, init);
 }
 
 async function tokenFrom(secrets: Secrets, client: TestClient): Promise<string> {
-  const response = await fetchWith(secrets, "/v3.0/oauth2/token", {
+  const response = await fetchAs(secrets, "/v3.0/oauth2/token", {
     method: "POST",
     headers: {
       Authorization: basic(client.clientId, client.clientSecret),
@@ -61,7 +56,7 @@ async function tokenFrom(secrets: Secrets, client: TestClient): Promise<string> 
 }
 
 function getWith(secrets: Secrets, path: string, token: string): Promise<Response> {
-  return fetchWith(secrets, path, { headers: { Authorization: `Bearer ${token}` } });
+  return fetchAs(secrets, path, { headers: { Authorization: `Bearer ${token}` } });
 }
 
 function headerOf(token: string): Record<string, unknown> {
@@ -159,7 +154,7 @@ describe("signing key rotation", () => {
     const client = await createClient();
     const oldToken = await tokenFrom(before, client);
     for (const name of ["a", "b", "c"]) {
-      const response = await fetchWith(before, "/v3.0/pinpoints", {
+      const response = await fetchAs(before, "/v3.0/pinpoints", {
         method: "POST",
         headers: { Authorization: `Bearer ${oldToken}`, "Content-Type": "application/json" },
         body: JSON.stringify({ name, latitude: 45.76, longitude: 4.83 }),

@@ -5,14 +5,11 @@
  * and be framed by the key's origins; bad ids and keys are problems as
  * everywhere else.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { app } from "../src/app";
 import { clock } from "../src/core/clock";
 import { parseConfig } from "../src/core/config";
 import { mapPolicy } from "../src/maps/page";
-import { BASE, call, caller, createList, json, type Caller } from "./helpers";
+import { BASE, call, caller, createList, fetchWith, json, type Caller } from "./helpers";
 
 let owner: Caller;
 let listId = 0;
@@ -41,14 +38,6 @@ function directives(policy: string): Map<string, string[]> {
       return [name, sources];
     }),
   );
-}
-
-/** The app with some [vars] changed, as config.test.ts does. */
-async function fetchWith(vars: Record<string, string>, path: string): Promise<Response> {
-  const ctx = createExecutionContext();
-  const response = await app.fetch(new Request(new URL(path, BASE)), { ...env, ...vars } as Cloudflare.Env, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
 }
 
 describe("GET /maps/{list_id}", () => {

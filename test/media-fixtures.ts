@@ -61,13 +61,9 @@ export function keyOf(url: unknown): string {
   return new URL(url as string).pathname.slice("/media/".length);
 }
 
-/** Waits for deletions scheduled with `waitUntil` (after the response) to reach R2. */
-export async function eventuallyGone(key: string): Promise<void> {
-  for (let i = 0; i < 100; i++) {
-    if ((await env.MEDIA.head(key)) === null) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  throw new Error(`${key} was not deleted`);
+/** Asserts that an object is gone from R2 (a caller's request resolves after its `waitUntil` deletions). */
+export async function expectGone(key: string): Promise<void> {
+  expect(await env.MEDIA.head(key), `${key} was not deleted`).toBeNull();
 }
 
 export async function exists(key: string): Promise<boolean> {

@@ -9,7 +9,7 @@ import type { Context } from "hono";
 import { parseConfig } from "../src/core/config";
 import type { AppEnv } from "../src/core/env";
 import { mediaUrls } from "../src/media/url";
-import { BASE, call, caller, json, type Caller } from "./helpers";
+import { BASE, call, caller, json, postBody, type Caller } from "./helpers";
 import { base64, base64url, bucketKeys, keyOf, mediaFile, samples, type SampleType } from "./media-fixtures";
 
 type Problem = { status: number; detail: string; errors?: { pointer?: string; detail: string }[] };
@@ -201,16 +201,7 @@ describe("uploads", () => {
       },
     });
     const declared = Number(env.MAX_BODY_BYTES) + 1;
-    const response = await call("/v3.0/pinpoints", {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${a.token}`,
-        "Content-Type": "application/json",
-        "Content-Length": String(declared),
-      },
-      body,
-      duplex: "half",
-    } as RequestInit);
+    const response = await postBody(a, "/v3.0/pinpoints", body, { "Content-Length": String(declared) });
     expect(response.status).toBe(413);
     await response.arrayBuffer();
     expect(pulled).toBeLessThanOrEqual(2);

@@ -23,7 +23,11 @@ const VALUES: Record<string, (n: number) => unknown> = {
     ]),
   "*.media_key": (n) => `m/${n.toString(16).padStart(32, "0")}.jpg`,
   "*.image_key": (n) => `m/${(n + 16).toString(16).padStart(32, "0")}.png`,
-  "*.description": (n) => `<p>Description <b>${n}</b></p>`,
+  // Text in scripts written without spaces, which migration 0012 rewrites into search forms.
+  "*.description": (n) => `<p>Description <b>${n}</b> วัดพระแก้ว</p>`,
+  "pinpoints.name": (n) => `東京国立博物館 ${n}`,
+  "pinpoints.address": (n) => `東京都台東区上野公園 ${n}`,
+  "events.name": (n) => `ရွှေတိဂုံဘုရား ${n}`,
   "*.latitude": (n) => 48.85 + n / 100,
   "*.longitude": (n) => 2.35 + n / 100,
   "*.altitude": (n) => 35 + n,
@@ -31,6 +35,9 @@ const VALUES: Record<string, (n: number) => unknown> = {
   "clients.secret_version": () => 1,
   "publishable_keys.origins": (n) => JSON.stringify([`https://site-${n}.example.com`, "https://*.example.org"]),
   "publishable_keys.every_list": (n) => n % 2,
+  "webhooks.events": (n) => JSON.stringify(n % 2 ? ["*"] : ["pinpoint.created", "list.membership_changed"]),
+  "webhooks.url": (n) => `https://hooks-${n}.example.com/poi`,
+  "webhooks.secret": (n) => `whsec_${btoa(String(n).padStart(32, "0"))}`,
 };
 
 type Column = { name: string; type: string; notnull: number; dflt_value: string | null; pk: number };

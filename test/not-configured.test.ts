@@ -4,18 +4,8 @@
  * without .dev.vars, or a deployment without `wrangler secret put`).
  * scripts/test-dev.ts checks the same against a real `wrangler dev`.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { app } from "../src/app";
-import { BASE, caller } from "./helpers";
-
-async function fetchWith(secrets: Partial<Cloudflare.Env>, path: string, init: RequestInit = {}): Promise<Response> {
-  const ctx = createExecutionContext();
-  const response = await app.fetch(new Request(new URL(path, BASE), init), { ...env, ...secrets }, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-}
+import { caller, fetchWith } from "./helpers";
 
 const tokenRequest: RequestInit = {
   method: "POST",

@@ -61,23 +61,55 @@ describe("OGC API – Features, Core", () => {
     const a = await caller();
     const landing = await ok<{ links: Link[] }>(a, "/ogc");
     const desc = linkOf(landing.links, "service-desc")!;
-    const document = await call(path(desc.href), { headers: { Accept: desc.type } });
+    expect(path(desc.href)).toBe("/ogc/api");
+    const document = await a.get(path(desc.href), { Accept: desc.type });
     expect(document.status).toBe(200);
-    const openapi = await json<{ openapi: string; paths: Record<string, unknown> }>(document);
+    expect(document.headers.get("Content-Type")).toBe(desc.type);
+    type Parameter = { name: string; in: string };
+    const openapi = await json<{
+      openapi: string;
+      servers: { url: string }[];
+      paths: Record<string, { get: { parameters?: Parameter[] } }>;
+    }>(document);
     expect(openapi.openapi).toMatch(/^3\.1/);
-    expect(Object.keys(openapi.paths)).toContain("/ogc/collections/{collectionId}/items");
+    // The OGC API alone, its paths relative to its landing page: where GDAL's OAPIF driver looks up the
+    // items' query parameters (`/collections/{collectionId}/items`) to send its -where filters.
+    expect(openapi.servers).toEqual([{ url: `${BASE}/ogc` }]);
+    expect(Object.keys(openapi.paths).sort()).toEqual([
+      "/",
+      "/api",
+      "/collections",
+      "/collections/{collectionId}",
+      "/collections/{collectionId}/items",
+      "/collections/{collectionId}/items/{featureId}",
+      "/collections/{collectionId}/queryables",
+      "/collections/{collectionId}/schema",
+      "/conformance",
+    ]);
+    const itemParameters = openapi.paths["/collections/{collectionId}/items"]!.get.parameters!;
+    for (const name of ["category", "tags", "pinpoint"]) {
+      expect(itemParameters.find((p) => p.name === name)?.in, name).toBe("query");
+    }
+    // GDAL 3.6 asks for version 3.0 of the OpenAPI type, else JSON: it gets JSON, not a 3.1 it refuses.
+    const gdalAccept =
+      "application/vnd.oai.openapi+json;version=3.0, application/openapi+json;version=3.0, application/json";
+    const asGdal = await a.get("/ogc/api", { Accept: gdalAccept });
+    expect(asGdal.headers.get("Content-Type")).toMatch(/^application\/json/);
+    expect((await call("/ogc/api")).status).toBe(401);
     const doc = linkOf(landing.links, "service-doc")!;
     const page = await call(path(doc.href), { headers: { Accept: doc.type } });
     expect(page.status).toBe(200);
     expect(page.headers.get("Content-Type")).toMatch(/^text\/html/);
   });
 
-  it("/req/core/conformance-op, conformance-success: Core and GeoJSON are declared", async () => {
+  it("/req/core/conformance-op, conformance-success: Core, GeoJSON and Part 3's queryables are declared", async () => {
     const a = await caller();
     const body = await ok<{ conformsTo: string[] }>(a, "/ogc/conformance");
     expect(body.conformsTo).toEqual([
       "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
       "http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+      "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+      "http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
     ]);
   });
 
@@ -163,6 +195,7 @@ describe("OGC API – Features, Core", () => {
       "/ogc?x=1",
       "/ogc/conformance?f=xml",
       "/ogc/collections?bbox=1",
+      "/ogc/api?x=1",
       "/ogc/collections/pinpoints/items?lmit=2",
     ]) {
       const response = await a.get(url);

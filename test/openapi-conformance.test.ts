@@ -427,6 +427,13 @@ describe("query parameters and headers", () => {
     }
     for (const path of ["/v3.0/lists", "/v3.0/categories", "/v3.0/changes", "/v3.0/keys"])
       await expectParameterAccepted("GET", path, path, "limit", samples.limit!);
+    const ids = (id: number) => [String(id), "0", "-1", "1.5", "x", ""];
+    const list = await (await a.send("POST", "/v3.0/lists", { name: "Filter" })).json<{ id: number }>();
+    await expectParameterAccepted("GET", "/v3.0/pinpoints", "/v3.0/pinpoints", "list", ids(list.id));
+    const pinpoint = await (
+      await a.send("POST", "/v3.0/pinpoints", { name: "Filter", latitude: 0, longitude: 0 })
+    ).json<{ id: number }>();
+    await expectParameterAccepted("GET", "/v3.0/events", "/v3.0/events", "pinpoint", ids(pinpoint.id));
   });
 
   it("accept what the document says is valid, on /ogc", async () => {

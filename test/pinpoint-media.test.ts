@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { call, caller, createPinpoint, json, type Caller } from "./helpers";
-import { bucketKeys, eventuallyGone, exists, keyOf, mediaFile, samples } from "./media-fixtures";
+import { bucketKeys, expectGone, exists, keyOf, mediaFile, samples } from "./media-fixtures";
 
 type PinpointJson = { id: number; media_url: string | null; media_credits: string | null; name: string };
 
@@ -82,7 +82,7 @@ describe("PUT with media_file", () => {
     expect(newKey).not.toBe(oldKey);
     expect(newKey.endsWith(".gif")).toBe(true);
     expect(body.media_credits).toBe("© A");
-    await eventuallyGone(oldKey);
+    await expectGone(oldKey);
     expect(await exists(newKey)).toBe(true);
   });
 
@@ -92,7 +92,7 @@ describe("PUT with media_file", () => {
     const { status, body } = await put(a, created.id, { media_file: null });
     expect(status).toBe(200);
     expect(body.media_url).toBeNull();
-    await eventuallyGone(key);
+    await expectGone(key);
     const got = await json<PinpointJson>(await a.get(`/v3.0/pinpoints/${created.id}`));
     expect(got.media_url).toBeNull();
   });
@@ -158,7 +158,7 @@ describe("DELETE", () => {
     const other = await withMedia();
     const response = await a.send("DELETE", `/v3.0/pinpoints/${place.id}`);
     expect(response.status).toBe(204);
-    for (const key of [keyOf(place.media_url), ...eventKeys]) await eventuallyGone(key);
+    for (const key of [keyOf(place.media_url), ...eventKeys]) await expectGone(key);
     expect(await exists(keyOf(other.media_url))).toBe(true);
     const events = await env.DB.prepare("SELECT count(*) AS n FROM events WHERE pinpoint_id = ?")
       .bind(place.id)

@@ -5,7 +5,6 @@
  * include long ones that start before the window, instants (start = end),
  * several per event and equal starts.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { contains, distance, type BBox, type Point } from "../src/db/geo";
 import { type Caller, caller, contentDb, createPinpoint, json, walkBothWays } from "./helpers";

@@ -1,11 +1,14 @@
 /**
  * Every migration after the first release applied to a database populated
  * under the migrations before it: no row of any table disappears, and the
- * search indexes (migration 0004) cover the rows that were already there.
+ * search indexes (migration 0004) cover the rows that were already there, in
+ * their search forms (migration 0012) without logging a change.
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
+import { searchForm } from "../src/core/search-form";
+import { textQuery } from "../src/db/text-search";
 
 const BASE_TABLES = ["accounts", "clients", "categories", "pinpoints", "lists", "list_pinpoints", "events"];
 const FIRST_NEW = "0003_query_columns.sql";
@@ -40,6 +43,8 @@ beforeAll(async () => {
     `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 300)
      INSERT INTO pinpoints (account_id, name, description, latitude, longitude, tags, category_id)
      SELECT 1 + i % 2, 'Musée ' || i, '<p>Le <b>café</b> &amp; <a href="https://x.test/">jardin</a></p>', -80 + i * 0.5, -170 + i, '["t' || (i % 3) || '"]', CASE WHEN i % 5 = 0 THEN 2 ELSE 1 END FROM n`,
+    `INSERT INTO pinpoints (account_id, name, address, description, latitude, longitude, tags)
+     VALUES (1, '東京国立博物館', '東京都台東区', '<p>日本で最も<b>古い</b>博物館</p>', 35.7, 139.8, '["博物館"]')`,
     "INSERT INTO lists (account_id, name) VALUES (1, 'l')",
     "INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT 1, id FROM pinpoints WHERE account_id = 1 AND id % 4 = 1",
     `INSERT INTO events (account_id, pinpoint_id, name, description, dates, tags)
@@ -47,6 +52,8 @@ beforeAll(async () => {
        json_array(json_object('start', 1800000000000 + id * 3600000, 'end', 1800000000000 + id * 3600000 + 7200000),
                   json_object('start', 1810000000000 + id * 3600000, 'end', 1810000000000 + id * 3600000 + 60000)), '["x"]'
      FROM pinpoints WHERE id % 3 = 0`,
+    `INSERT INTO events (account_id, pinpoint_id, name, description, dates, tags)
+     VALUES (1, 301, 'สงกรานต์ที่วัดพระแก้ว', '<p>Live <i>music</i> ที่วัด</p>', '[{"start":1800000000000,"end":1800003600000},{"start":1810000000000,"end":1810003600000}]', '["วัด"]')`,
   ];
   for (const statement of seed) await env.DB.prepare(statement).run();
   before = await counts();
@@ -54,7 +61,7 @@ beforeAll(async () => {
 });
 
 it("no row of any table is lost", async () => {
-  expect(before.pinpoints).toBe(300);
+  expect(before.pinpoints).toBe(301);
   expect(await counts()).toEqual(before);
 });
 
@@ -63,12 +70,12 @@ it("the rows already there are indexed: places, text without markup, occurrences
     env.DB.prepare(q)
       .first<{ n: number }>()
       .then((r) => r!.n);
-  expect(await one("SELECT count(*) AS n FROM pinpoints_rtree")).toBe(300);
+  expect(await one("SELECT count(*) AS n FROM pinpoints_rtree")).toBe(301);
   // Each entry half an account wide (migration 0007), so the tree organizes one account's places by their boxes.
   const widened = `SELECT count(*) AS n FROM pinpoints_rtree AS r JOIN pinpoints AS p ON p.id = r.id
     WHERE r.min_account < p.account_id AND r.max_account > p.account_id AND r.max_account - r.min_account < 1
       AND r.min_lon <= p.longitude AND r.max_lon >= p.longitude AND r.min_lat <= p.latitude AND r.max_lat >= p.latitude`;
-  expect(await one(widened)).toBe(300);
+  expect(await one(widened)).toBe(301);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'musee'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'cafe jardin'")).toBe(300);
   expect(await one("SELECT count(*) AS n FROM pinpoints_fts WHERE pinpoints_fts MATCH 'href OR amp OR b'")).toBe(0);
@@ -82,7 +89,39 @@ it("the rows already there are indexed: places, text without markup, occurrences
   expect(text!.t.replace(/\s+/g, " ")).toBe("Le café & jardin");
   // Rows written after the migrations are indexed the same way.
   await env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (2, 'new', 1, 2)").run();
-  expect(await one(widened)).toBe(301);
+  expect(await one(widened)).toBe(302);
   const accountTwo = "SELECT count(*) AS n FROM pinpoints_rtree WHERE min_account <= 2 AND max_account >= 2";
   expect(await one(accountTwo)).toBe(151);
+});
+
+it("the rows already there get the search forms the app writes, are found by a word inside, and log no change", async () => {
+  const place = await env.DB.prepare(
+    "SELECT name, name_search, address_search, tags, tags_search, description_text FROM pinpoints WHERE id = 301",
+  ).first<Record<string, string>>();
+  expect(place).toMatchObject({
+    name_search: searchForm("東京国立博物館"),
+    address_search: searchForm("東京都台東区"),
+    tags_search: searchForm(place!.tags),
+  });
+  expect(place!.description_text!.replace(/\s+/g, " ").trim()).toBe("日 本 で 最 も 古 い 博 物 館");
+  // Latin rows keep no second copy.
+  expect(await env.DB.prepare("SELECT name_search FROM pinpoints WHERE id = 1").first("name_search")).toBeNull();
+  const match = (table: string, q: string) =>
+    env.DB.prepare(`SELECT rowid AS id FROM ${table} WHERE ${table} MATCH ? ORDER BY rowid`)
+      .bind(textQuery(q).terms)
+      .all<{ id: number }>()
+      .then((r) => r.results.map((row) => row.id));
+  expect(await match("pinpoints_fts", "博物館")).toEqual([301]);
+  expect(await match("pinpoints_fts", "台東")).toEqual([301]);
+  expect(await match("pinpoints_fts", "古い")).toEqual([301]);
+  const event = await env.DB.prepare("SELECT id FROM events WHERE pinpoint_id = 301").first<{ id: number }>();
+  expect(await match("events_fts", "แก้ว")).toEqual([event!.id]);
+  expect(await match("events_fts", "วัด")).toEqual([event!.id]);
+  // Filling the forms replaced no entry of the change log: each still has the sequence number it got first.
+  const log = await env.DB.prepare("SELECT count(*) AS n, max(seq) AS last FROM changes").first<{
+    n: number;
+    last: number;
+  }>();
+  expect(log!.n).toBeGreaterThan(before.pinpoints!);
+  expect(log!.last).toBe(log!.n);
 });

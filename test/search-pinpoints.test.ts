@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { contains, distance, type BBox, type Point } from "../src/db/geo";
-import { caller, contentDb, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
+import { caller, contentDb, createCategories, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
 
 type Row = {
   id: number;
@@ -115,16 +115,7 @@ async function insertPoints(who: Caller, count: number, categoryIds: (number | n
 beforeAll(async () => {
   a = await caller();
   b = await caller();
-  categories = [];
-  for (const name of ["Sights", "Food"]) {
-    const row = await (
-      await contentDb(a.accountId)
-    )
-      .prepare("INSERT INTO categories (account_id, name) VALUES (?, ?) RETURNING id")
-      .bind(a.accountId, name)
-      .first<{ id: number }>();
-    categories.push(row!.id);
-  }
+  categories = await createCategories(a.accountId, ["Sights", "Food"]);
   await insertPoints(a, N, [null, 1, ...categories]);
   await insertPoints(b, 400, [null, 1]);
   const { results } = await (

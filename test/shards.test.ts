@@ -5,7 +5,7 @@
  * that continues across the move.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import { moveAccount, MoveError, type Batch } from "../src/db/move";
 import { DIRECTORY, ID_RANGE, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
@@ -33,7 +33,16 @@ const move = (account: number, to: string, extra: Partial<Parameters<typeof move
 
 async function rowsOf(db: D1Database, account: number): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
-  for (const table of ["pinpoints", "lists", "events", "categories", "changes", "tile_cells", "idempotency_keys"]) {
+  for (const table of [
+    "pinpoints",
+    "lists",
+    "events",
+    "categories",
+    "changes",
+    "tile_cells",
+    "idempotency_keys",
+    "webhooks",
+  ]) {
     const row = await db
       .prepare(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`)
       .bind(account)
@@ -99,6 +108,15 @@ describe("moving an account", () => {
     });
     expect(event.status, await event.clone().text()).toBe(201);
     const cursor = (await json<{ cursor: string }>(await who.get("/v3.0/changes"))).cursor;
+    // A webhook (to the test receiver, test/webhook-receiver.ts), delivering through the queue all along.
+    const receiver = `http://127.0.0.1:${inject("receiverPort")}`;
+    const hookName = crypto.randomUUID();
+    const created = await who.send("POST", "http://127.0.0.1:8787/v3.0/webhooks", {
+      url: `${receiver}/hooks/${hookName}`,
+      events: ["pinpoint.created", "pinpoint.updated", "pinpoint.deleted"],
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const hook = await json<{ id: number }>(created);
 
     // Writers: each creates, renames and deletes its own places, and remembers what was acknowledged.
     let stop = false;
@@ -106,12 +124,13 @@ describe("moving an account", () => {
     const names = new Map<number, string>();
     const deleted = new Set<number>();
     const writer = async (n: number) => {
-      // A client of its own per writer: the rate limit counts per client (RATE_LIMIT_CLIENT).
+      // A client of its own per writer, each under its rate limit (RATE_LIMIT_CLIENT, 20 requests a
+      // second): a step sends at most four.
       const who = await caller("read write", owner.accountId);
       let step = 0;
       while (!stop) {
         step++;
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await new Promise((resolve) => setTimeout(resolve, 200));
         const [created, r1] = await write(who, "POST", "/v3.0/pinpoints", {
           name: `w${n}-${step}`,
           latitude: 1,
@@ -204,6 +223,19 @@ describe("moving an account", () => {
       url = feed.next;
     }
     for (const id of names.keys()) expect(fate.get(id), `${id}`).toBe(deleted.has(id) ? "delete" : "upsert");
+
+    // The webhook moved with its delivery log, and its deliveries went on: every place written reached it.
+    expect(target.webhooks).toBe(1);
+    expect((await who.get(`/v3.0/webhooks/${hook.id}`)).status).toBe(200);
+    const attempts = await json<{ results: unknown[] }>(await who.get(`/v3.0/webhooks/${hook.id}/deliveries`));
+    expect(attempts.results.length).toBeGreaterThan(0);
+    const delivered = new Set<number>();
+    for (let i = 0; i < 300 && [...names.keys()].some((id) => !delivered.has(id)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const received = await (await fetch(`${receiver}/received/${hookName}`)).json<{ body: string }[]>();
+      for (const { body } of received) delivered.add((JSON.parse(body) as { data: { id: number } }).data.id);
+    }
+    expect([...names.keys()].filter((id) => !delivered.has(id))).toEqual([]);
 
     // A write routed with a stale view of the directory reaches the old shard, which refuses it.
     await expect(

@@ -3,50 +3,23 @@
  * slashes, JSON bodies (415, 400, 413), unknown and invalid fields, 404/405,
  * CORS, X-Request-Id, problem details, and 500s that leak nothing.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { app } from "../src/app";
 import { defaults } from "../src/core/config";
 import type { AppEnv } from "../src/core/env";
 import { onError } from "../src/http/errors";
 import { DEFAULT_MAX_BODY_BYTES } from "../src/http/route-metadata";
-import { BASE, call, caller, createList, createPinpoint, type Caller } from "./helpers";
-
-type Problem = {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  errors?: { pointer: string; detail: string }[];
-};
-
-/** Asserts RFC 9457 problem details with `status` and returns the body. */
-async function expectProblem(response: Response, status: number, code?: string): Promise<Problem> {
-  const text = await response.text();
-  expect(response.status, text).toBe(status);
-  expect(response.headers.get("Content-Type")).toBe("application/problem+json");
-  const body = JSON.parse(text) as Problem;
-  expect(body).toMatchObject({
-    type: expect.any(String),
-    title: expect.any(String),
-    status,
-    detail: expect.any(String),
-  });
-  expect(body.title.length).toBeGreaterThan(0);
-  expect(body.detail.length).toBeGreaterThan(0);
-  if (code) expect(body.type).toBe(`urn:poi-api:problem:${code}`);
-  return body;
-}
-
-/** The app with some [vars] or bindings changed, as a deployment configured differently would run it. */
-async function fetchWith(vars: Record<string, unknown>, request: Request): Promise<Response> {
-  const ctx = createExecutionContext();
-  const response = await app.fetch(request, { ...env, ...vars } as Cloudflare.Env, ctx);
-  await waitOnExecutionContext(ctx);
-  return response;
-}
+import {
+  BASE,
+  call,
+  caller,
+  createList,
+  createPinpoint,
+  expectProblem,
+  fetchWith,
+  postBody,
+  type Caller,
+} from "./helpers";
 
 const place = { name: "Place", latitude: 10, longitude: 20 };
 
@@ -109,7 +82,7 @@ describe("request bodies", () => {
   it("refuse another media type with 415", async () => {
     for (const type of ["text/plain", "application/x-www-form-urlencoded", "application/xml", "multipart/form-data"]) {
       const response = await raw("POST", "/v3.0/pinpoints", JSON.stringify(place), { "Content-Type": type });
-      await expectProblem(response, 415, "unsupported_media_type");
+      await expectProblem(response, 415, { code: "unsupported_media_type" });
     }
     const pinpoint = await createPinpoint(a);
     const put = await raw("PUT", `/v3.0/pinpoints/${pinpoint.id}`, JSON.stringify({ name: "x" }), {
@@ -128,26 +101,24 @@ describe("request bodies", () => {
         controller.enqueue(new Uint8Array(64 * 1024));
       },
     });
-    const response = await call("/v3.0/pinpoints", {
-      method: "POST",
-      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "text/plain", "Content-Length": "10000000" },
-      body,
-      duplex: "half",
-    } as RequestInit);
-    await expectProblem(response, 415, "unsupported_media_type");
+    const response = await postBody(a, "/v3.0/pinpoints", body, {
+      "Content-Type": "text/plain",
+      "Content-Length": "10000000",
+    });
+    await expectProblem(response, 415, { code: "unsupported_media_type" });
     expect(pulled).toBeLessThanOrEqual(2);
   });
 
   it("refuse a body without a Content-Type with 415", async () => {
     // A Blob without a type sends no Content-Type header.
     const response = await raw("POST", "/v3.0/lists", new Blob([JSON.stringify({ name: "x" })]));
-    await expectProblem(response, 415, "unsupported_media_type");
+    await expectProblem(response, 415, { code: "unsupported_media_type" });
   });
 
   it("refuse malformed JSON with 400 malformed_json", async () => {
     for (const body of ['{"name": "x",', "{name: 'x'}", "not json", '{"a":1}}', ""]) {
       const response = await raw("POST", "/v3.0/pinpoints", body, { "Content-Type": "application/json" });
-      await expectProblem(response, 400, "malformed_json");
+      await expectProblem(response, 400, { code: "malformed_json" });
     }
   });
 
@@ -186,7 +157,7 @@ describe("request bodies", () => {
   it("refuse a body that is not UTF-8 with 400", async () => {
     const bytes = new Uint8Array([0x7b, 0x22, 0x6e, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
     const response = await raw("POST", "/v3.0/lists", bytes, { "Content-Type": "application/json" });
-    await expectProblem(response, 400, "malformed_json");
+    await expectProblem(response, 400, { code: "malformed_json" });
   });
 
   it("ignore unknown fields, including ones that name columns", async () => {
@@ -272,7 +243,7 @@ describe("body size", () => {
   it("refuses a body whose Content-Length exceeds the maximum with 413", async () => {
     const body = new Uint8Array(max + 1).fill(0x20);
     const response = await raw("POST", "/v3.0/pinpoints", body, { "Content-Type": "application/json" });
-    const problem = await expectProblem(response, 413, "payload_too_large");
+    const problem = await expectProblem(response, 413, { code: "payload_too_large" });
     expect(problem.detail).toContain(String(max));
   });
 
@@ -287,14 +258,9 @@ describe("body size", () => {
         controller.enqueue(chunk);
       },
     });
-    const init = {
-      method: "POST",
-      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "application/json" },
-      body: stream,
-      duplex: "half",
-    } as RequestInit;
-    expect(new Request(BASE, { ...init, body: new ReadableStream() }).headers.get("Content-Length")).toBeNull();
-    await expectProblem(await call("/v3.0/pinpoints", init), 413, "payload_too_large");
+    const streamed = { method: "POST", body: new ReadableStream(), duplex: "half" } as RequestInit;
+    expect(new Request(BASE, streamed).headers.get("Content-Length")).toBeNull();
+    await expectProblem(await postBody(a, "/v3.0/pinpoints", stream), 413, { code: "payload_too_large" });
     // Refused while reading: the stream was cancelled soon after the limit, not drained.
     expect(sent).toBeGreaterThan(max);
     expect(sent).toBeLessThan(max + 8 * chunk.byteLength);
@@ -364,17 +330,8 @@ describe("body size per route", () => {
         controller.enqueue(new TextEncoder().encode(`{"id":${pinpoint}},`.repeat(1000)));
       },
     });
-    const response = await call(members, {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${a.token}`,
-        "Content-Type": "application/json",
-        "Content-Length": String(limit + 1),
-      },
-      body: endless,
-      duplex: "half",
-    } as RequestInit);
-    const problem = await expectProblem(response, 413, "payload_too_large");
+    const response = await postBody(a, members, endless, { "Content-Length": String(limit + 1) });
+    const problem = await expectProblem(response, 413, { code: "payload_too_large" });
     expect(problem.detail).toContain(String(limit));
     expect(pulled).toBeLessThanOrEqual(2);
     // The declared length is what counts: a short body behind it is not read either.
@@ -382,7 +339,7 @@ describe("body size per route", () => {
       "Content-Type": "application/json",
       "Content-Length": String(limit + 1),
     });
-    await expectProblem(short, 413, "payload_too_large");
+    await expectProblem(short, 413, { code: "payload_too_large" });
   });
 
   it("refuses a chunked membership batch (no Content-Length) once it grows past its limit", async () => {
@@ -398,13 +355,7 @@ describe("body size per route", () => {
         controller.enqueue(chunk);
       },
     });
-    const init = {
-      method: "POST",
-      headers: { Authorization: `Bearer ${a.token}`, "Content-Type": "application/json" },
-      body: stream,
-      duplex: "half",
-    } as RequestInit;
-    await expectProblem(await call(members, init), 413, "payload_too_large");
+    await expectProblem(await postBody(a, members, stream), 413, { code: "payload_too_large" });
     expect(sent).toBeGreaterThan(limit - chunk.byteLength);
     expect(sent).toBeLessThan(limit + 64 * chunk.byteLength);
   });
@@ -416,7 +367,7 @@ describe("body size per route", () => {
     expect(response.status).toBe(201);
     await response.body?.cancel();
     const over = await raw("POST", "/v3.0/lists", body + " ".repeat(20_000), { "Content-Type": "application/json" });
-    await expectProblem(over, 413, "payload_too_large");
+    await expectProblem(over, 413, { code: "payload_too_large" });
   });
 
   it("is MAX_BODY_BYTES where a media file is taken, and never more than MAX_BODY_BYTES", async () => {
@@ -433,7 +384,7 @@ describe("body size per route", () => {
           body,
         }),
       );
-    await expectProblem(await small(members, items(pinpoint, 20)), 413, "payload_too_large");
+    await expectProblem(await small(members, items(pinpoint, 20)), 413, { code: "payload_too_large" });
   });
 });
 
@@ -448,7 +399,7 @@ describe("unknown paths and methods", () => {
       "/v3.0/pinpoints/1/x",
     ]) {
       const response = await a.get(path);
-      const body = await expectProblem(response, 404, "not_found");
+      const body = await expectProblem(response, 404, { code: "not_found" });
       expect(body.detail).toContain(path);
     }
   });
@@ -471,7 +422,7 @@ describe("unknown paths and methods", () => {
     ];
     for (const [method, path, expected] of cases) {
       const response = await a.send(method, path, method === "GET" ? undefined : {});
-      await expectProblem(response, 405, "method_not_allowed");
+      await expectProblem(response, 405, { code: "method_not_allowed" });
       const allow = response.headers.get("Allow")!.split(", ");
       for (const m of expected) expect(allow, `${method} ${path}`).toContain(m);
       expect(allow).not.toContain(method);
@@ -613,7 +564,7 @@ describe("server errors", () => {
       }),
     );
     const text = await response.clone().text();
-    const body = await expectProblem(response, 500, "internal_error");
+    const body = await expectProblem(response, 500, { code: "internal_error" });
     expect(response.headers.get("X-Request-Id")).toBe("trace-500");
     expect(body.detail).toContain("trace-500");
     expect(text).not.toMatch(/prepare|stack|at .*\.ts|Error/);
@@ -636,7 +587,7 @@ describe("server errors", () => {
     tiny.onError(onError);
     const response = await tiny.request("/boom");
     const text = await response.clone().text();
-    const body = await expectProblem(response, 500, "internal_error");
+    const body = await expectProblem(response, 500, { code: "internal_error" });
     expect(text).not.toContain("SELECT");
     expect(text).not.toMatch(/at .*\.(ts|js)/);
     expect(Object.keys(body).sort()).toEqual(["detail", "instance", "status", "title", "type"]);

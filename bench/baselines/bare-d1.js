@@ -27,6 +27,9 @@ const BULK_COLUMNS = [
   "longitude",
   "media_credits",
   "tags",
+  "name_search",
+  "address_search",
+  "tags_search",
 ];
 const BULK_INSERT =
   `INSERT INTO pinpoints (account_id, ${BULK_COLUMNS.join(", ")}) SELECT ?1, ` +

@@ -5,7 +5,7 @@
  * (all or nothing per batch), one batch at a time so that ids follow the
  * file's order.
  *
- * A GeoJSON file is streamed (lib/geojson-stream.ts): read once to fingerprint
+ * A GeoJSON file is streamed (scripts/lib/geojson-stream.ts): read once to fingerprint
  * and count it, then again feature by feature, each feature's text sent as it
  * is; the next batch is read while the service writes the last one.
  *

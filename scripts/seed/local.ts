@@ -14,7 +14,7 @@ import { accountContent, isEmpty, seedAccount, type SeedBindings, type SeedResul
 
 /** Runs `use` with the local bindings of `target` (its --persist-to directory, or wrangler's default). */
 export async function withLocalBindings<T>(target: Target, use: (env: SeedBindings) => Promise<T>): Promise<T> {
-  // Local tools stay local (as in lib/wrangler.ts): no download of the Request.cf sample.
+  // Local tools stay local (as in scripts/lib/wrangler.ts): no download of the Request.cf sample.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   const state = target.persistTo === undefined ? join(ROOT, ".wrangler/state") : resolve(target.persistTo);
   const proxy = await getPlatformProxy<SeedBindings>({

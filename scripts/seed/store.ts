@@ -5,7 +5,8 @@
  * batch, which is all or nothing; if it fails the icons are deleted again,
  * as the upload protocol does (src/media/upload.ts).
  */
-import { plainText } from "../../src/fields/plain-text.ts";
+import { searchForm } from "../../src/core/search-form.ts";
+import { descriptionText, tagsSearch } from "../../src/fields/search-columns.ts";
 import { iconPng } from "./icons.ts";
 import type { Guide } from "./guide.ts";
 
@@ -130,18 +131,21 @@ export async function seedAccount(env: SeedBindings, account: string, guide: Gui
     ),
     ...inserts(
       db,
-      "INSERT INTO pinpoints (account_id, name, address, altitude, category_id, description, description_text, latitude, longitude, tags)",
-      `(${accountId}, ?, ?, ?, ${categoryId}, ?, ?, ?, ?, ?)`,
+      "INSERT INTO pinpoints (account_id, name, address, altitude, category_id, description, description_text, latitude, longitude, tags, name_search, address_search, tags_search)",
+      `(${accountId}, ?, ?, ?, ${categoryId}, ?, ?, ?, ?, ?, ?, ?, ?)`,
       guide.pinpoints.map((p) => [
         p.name,
         p.address,
         p.altitude,
         p.category,
         p.description,
-        plainText(p.description),
+        descriptionText(p.description),
         p.latitude,
         p.longitude,
         JSON.stringify(p.tags),
+        searchForm(p.name),
+        searchForm(p.address),
+        tagsSearch(p.tags),
       ]),
     ),
     ...inserts(
@@ -163,15 +167,17 @@ export async function seedAccount(env: SeedBindings, account: string, guide: Gui
       ),
     ...inserts(
       db,
-      "INSERT INTO events (account_id, pinpoint_id, name, description, description_text, dates, tags)",
-      `(${accountId}, ${pinpointId}, ?, ?, ?, ?, ?)`,
+      "INSERT INTO events (account_id, pinpoint_id, name, description, description_text, dates, tags, name_search, tags_search)",
+      `(${accountId}, ${pinpointId}, ?, ?, ?, ?, ?, ?, ?)`,
       guide.events.map((e) => [
         e.pinpoint,
         e.name,
         e.description,
-        plainText(e.description),
+        descriptionText(e.description),
         JSON.stringify(e.dates),
         JSON.stringify(e.tags),
+        searchForm(e.name),
+        tagsSearch(e.tags),
       ]),
     ),
   ];

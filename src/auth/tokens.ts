@@ -24,8 +24,11 @@ export type TokenClaims = {
 
 export type VerifyResult = { kind: "valid"; claims: TokenClaims } | { kind: "invalid"; reason: string };
 
+/** The JWS `typ` of an access token (RFC 9068 section 2.1). */
+const TOKEN_TYPE = "at+jwt";
+
 export async function signToken(claims: TokenClaims, key: SigningKey): Promise<string> {
-  const header = base64urlEncode(utf8.encode(JSON.stringify({ alg: "HS256", typ: "at+jwt", kid: key.kid })));
+  const header = base64urlEncode(utf8.encode(JSON.stringify({ alg: "HS256", typ: TOKEN_TYPE, kid: key.kid })));
   const payload = base64urlEncode(utf8.encode(JSON.stringify(claims)));
   const signingInput = `${header}.${payload}`;
   return `${signingInput}.${base64urlEncode(await hmacSign(key, signingInput))}`;
@@ -71,7 +74,10 @@ export async function verifyToken(token: string, keys: SigningKeys, nowSeconds: 
   if (parts.length !== 3) return { kind: "invalid", reason: "The token is malformed." };
   const [headerPart, payloadPart, signaturePart] = parts as [string, string, string];
   const header = parseJson(headerPart);
-  if (!header || header.alg !== "HS256") return { kind: "invalid", reason: "The token is malformed." };
+  // The type as well as the algorithm (RFC 9068 section 4): whatever else the key may sign is not an access token.
+  if (!header || header.alg !== "HS256" || header.typ !== TOKEN_TYPE) {
+    return { kind: "invalid", reason: "The token is malformed." };
+  }
   const key = keyById(keys, header.kid);
   const signature = base64urlDecode(signaturePart);
   if (!key || !signature || !(await hmacVerify(key, signature, `${headerPart}.${payloadPart}`))) {

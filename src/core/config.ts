@@ -28,6 +28,11 @@ export type Config = {
    * absolute http(s) URL; null for the page's own plain background (no tiles).
    */
   mapStyleUrl: string | null;
+  /**
+   * WEBHOOKS_ALLOW_LOOPBACK: webhooks may deliver to http://127.0.0.1 (local development); honoured only
+   * while the API runs on a loopback origin (src/webhooks/targets.ts).
+   */
+  webhooksAllowLoopback: boolean;
 };
 
 export const defaults = {
@@ -108,6 +113,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
     tileClusterMaxZoom: zoom(str("TILE_CLUSTER_MAXZOOM"), defaults.tileClusterMaxZoom),
     mapStyleUrl: webUrl(str("MAP_STYLE_URL")),
+    webhooksAllowLoopback: str("WEBHOOKS_ALLOW_LOOPBACK")?.trim().toLowerCase() === "true",
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
       public: rateLimit(str("RATE_LIMIT_PUBLIC"), defaults.rateLimits.public),

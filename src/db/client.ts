@@ -105,6 +105,22 @@ export async function useAccount(accountId: number): Promise<void> {
 }
 
 /**
+ * Runs `fn` with an env whose DB is routed as a request of `accountId` sees it (its content on its
+ * shard): for work outside a request that concerns one account, such as a queue message.
+ */
+export function asAccount<T>(
+  env: Cloudflare.Env,
+  accountId: number,
+  waitUntil: (promise: Promise<unknown>) => void,
+  fn: (env: Cloudflare.Env) => Promise<T>,
+): Promise<T> {
+  return runInSession(env, { bookmark: undefined, constraint: "first-primary" }, waitUntil, async () => {
+    await useAccount(accountId);
+    return fn({ ...env, DB: routed(env.DB) });
+  });
+}
+
+/**
  * Of `ids` of `table`, those another shard holds, with their accounts: what tells another account's
  * id (403) from one that does not exist (404) when the request's own shard has no such row. Read only
  * on that error path, one query per other shard; none in a single-database setup.
@@ -147,7 +163,7 @@ function targetOf(binding: D1Database, query: string): D1Database | D1DatabaseSe
   return namesDirectory(query) ? sessionOf(store, store.env.DB, true) : sessionOf(store, store.shard ?? store.env.DB);
 }
 
-/** A shard refused the write of an account that is being moved or has left (migration 0012's fence triggers). */
+/** A shard refused the write of an account that is being moved or has left (migration 0014's fence triggers). */
 function accountMoving(error: unknown): never {
   if (error instanceof Error && `${error.message} ${String(error.cause ?? "")}`.includes("account_fenced")) {
     throw new ApiError("account_moving", "The account is being moved to another database; retry in a moment.", {

@@ -7,7 +7,7 @@
  * execute` (scripts/accounts.ts). Imports nothing Worker-only.
  *
  * Every write of the move on a fenced account runs as the `mover` (the fence
- * triggers of migration 0012 let it through): its batch lifts the fence to
+ * triggers of migration 0014 let it through): its batch lifts the fence to
  * `mover` first and puts it back last, inside one transaction.
  */
 import { claimRangeSql, DIRECTORY, freshRangeStart, HIGHEST_SEQUENCE_SQL, PLACEMENT_FRESH_MS } from "./shard-plan.ts";
@@ -199,6 +199,7 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
     }
   }
   await copyIdempotency(source, onTarget, account, batchRows);
+  await copyWebhooks(source, onTarget, account, batchRows);
   await copyChanges(source, onTarget, account, 0, batchRows);
   log(`Copied ${copied} rows; catching up from the change log.`);
 
@@ -236,6 +237,7 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
       if (Number(after!.seq) <= head) break;
     }
     await copyIdempotency(source, onTarget, account, batchRows);
+    await copyWebhooks(source, onTarget, account, batchRows);
     await directory([q("UPDATE accounts SET shard = ? WHERE id = ? AND shard = ?", to, account, from)]);
     switched = true;
   } finally {
@@ -306,6 +308,42 @@ async function copyIdempotency(source: Batch, write: Batch, account: number, bat
     if (rows.length === 0) return;
     await write(rows.flatMap((row) => upsert("idempotency_keys", ["account_id", "key"], row)));
     after = String(rows.at(-1)!.key);
+  }
+}
+
+/**
+ * Webhooks are in no change log either: copied whole, before and during the pause, with their
+ * delivery attempts (appended only, so those the target has are as the source has them). One the
+ * source no longer has is deleted from the target, its attempts with it.
+ */
+async function copyWebhooks(source: Batch, write: Batch, account: number, batchRows: number): Promise<void> {
+  const [hooks] = (await source([q("SELECT * FROM webhooks WHERE account_id = ? ORDER BY id", account)])) as [Row[]];
+  await write([
+    q(
+      "DELETE FROM webhooks WHERE account_id = ? AND id NOT IN (SELECT value FROM json_each(?))",
+      account,
+      JSON.stringify(hooks.map((hook) => hook.id)),
+    ),
+    ...hooks.flatMap((hook) => upsert("webhooks", ["id"], hook)),
+  ]);
+  for (const hook of hooks) {
+    const [[last]] = (await write([
+      q("SELECT coalesce(max(id), 0) AS id FROM webhook_deliveries WHERE webhook_id = ?", hook.id),
+    ])) as [Row[]];
+    let after = Number(last!.id);
+    for (;;) {
+      const [rows] = (await source([
+        q(
+          "SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND id > ? ORDER BY id LIMIT ?",
+          hook.id,
+          after,
+          batchRows,
+        ),
+      ])) as [Row[]];
+      if (rows.length === 0) break;
+      await write([insertMissing("webhook_deliveries", ["id"], rows)]);
+      after = Number(rows.at(-1)!.id);
+    }
   }
 }
 
@@ -399,6 +437,7 @@ async function deleteAccountRows(account: number, write: Batch, batchRows: numbe
     }
   }
   await write([
+    q("DELETE FROM webhooks WHERE account_id = ?", account),
     q("DELETE FROM idempotency_keys WHERE account_id = ?", account),
     q("DELETE FROM changes WHERE account_id = ?", account),
     q("DELETE FROM tile_cells WHERE account_id = ?", account),

@@ -18,7 +18,7 @@
  *
  * What drizzle cannot declare lives only in migrations, kept in step with
  * these tables by triggers: the R*Tree and full-text indexes of pinpoints and
- * events (0004, 0007, 0009), and `tile_cells` (0011), the per-cell counts that
+ * events (0004, 0007, 0009, 0012), and `tile_cells` (0011), the per-cell counts that
  * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table.
  */
 import { isNotNull, sql } from "drizzle-orm";
@@ -122,8 +122,12 @@ export const pinpoints = sqliteTable(
     altitude: real(),
     category: integer("category_id").references(() => categories.id, { onDelete: "restrict" }),
     description: text(),
-    /** The description's text without markup, for the full-text index (migrations/0004_query_indexes.sql). */
+    /** The description's text without markup in its search form, for the full-text index (migrations/0004_query_indexes.sql). */
     description_text: text(),
+    /** The search forms of name, address and tags (src/core/search-form.ts); null where it is the text itself. */
+    name_search: text(),
+    address_search: text(),
+    tags_search: text(),
     latitude: real().notNull(),
     longitude: real().notNull(),
     media_key: text(),
@@ -203,8 +207,11 @@ export const events = sqliteTable(
     name: text().notNull(),
     description: text(),
     dates: text({ mode: "json" }).$type<EventDate[]>().notNull(),
-    /** The description's text without markup, for the full-text index (migrations/0004_query_indexes.sql). */
+    /** The description's text without markup in its search form, for the full-text index (migrations/0004_query_indexes.sql). */
     description_text: text(),
+    /** The search forms of name and tags (src/core/search-form.ts); null where it is the text itself. */
+    name_search: text(),
+    tags_search: text(),
     media_key: text(),
     media_credits: text(),
     tags: text({ mode: "json" })
@@ -262,6 +269,77 @@ export const publishableKeyLists = sqliteTable(
     list_id: integer().notNull(),
   },
   (t) => [primaryKey({ columns: [t.key_id, t.list_id] }), index("publishable_key_lists_list_idx").on(t.list_id)],
+);
+
+/**
+ * Webhooks: where an account's changes are POSTed, signed (Standard Webhooks)
+ * with `secret`, and with `previous_secret` too until `previous_secret_expires_at`
+ * after a rotation. The secrets are stored as they are, since signing needs
+ * them (anyone who reads the database can sign). `position` is the last
+ * change-log `seq` delivered or skipped: delivery is driven from the log
+ * (src/webhooks/deliver.ts), so a lost queue message loses nothing.
+ * `lease_until` lets one consumer at a time deliver a webhook, which keeps its
+ * changes in commit order; `failures`, `failing_since` and `next_attempt_at`
+ * schedule retries; `disabled_at` and `disabled_reason` say why it stopped.
+ * `api_origin` is the origin the webhook was created at: the one media URLs
+ * in its payloads are built on when PUBLIC_ORIGIN is not set.
+ */
+export const webhooks = sqliteTable(
+  "webhooks",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    account_id: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    url: text().notNull(),
+    description: text(),
+    events: text({ mode: "json" }).$type<string[]>().notNull(),
+    secret: text().notNull(),
+    previous_secret: text(),
+    previous_secret_expires_at: integer({ mode: "timestamp_ms" }),
+    position: integer().notNull(),
+    api_origin: text().notNull(),
+    lease_until: integer(),
+    failures: integer().notNull().default(0),
+    failing_since: integer({ mode: "timestamp_ms" }),
+    next_attempt_at: integer({ mode: "timestamp_ms" }),
+    disabled_at: integer({ mode: "timestamp_ms" }),
+    disabled_reason: text(),
+    created_at: createdAt(),
+    updated_at: updatedAt(),
+  },
+  (t) => [index("webhooks_account_idx").on(t.account_id, t.id)],
+);
+
+/**
+ * Recent delivery attempts of a webhook, for GET /v3.0/webhooks/{id}/deliveries:
+ * only a short excerpt of the receiver's answer is kept, and the scheduled job
+ * deletes attempts older than a week.
+ */
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    webhook_id: integer()
+      .notNull()
+      .references(() => webhooks.id, { onDelete: "cascade" }),
+    message_id: text().notNull(),
+    seq: integer().notNull(),
+    event: text().notNull(),
+    object_id: integer().notNull(),
+    attempt: integer().notNull(),
+    succeeded: integer({ mode: "boolean" }).notNull(),
+    response_status: integer(),
+    response_excerpt: text(),
+    error: text(),
+    latency_ms: integer().notNull(),
+    next_retry_at: integer({ mode: "timestamp_ms" }),
+    created_at: createdAt(),
+  },
+  (t) => [
+    index("webhook_deliveries_webhook_idx").on(t.webhook_id, t.id),
+    index("webhook_deliveries_created_idx").on(t.created_at),
+  ],
 );
 
 /**
@@ -343,3 +421,5 @@ export type Category = typeof categories.$inferSelect;
 export type Event = typeof events.$inferSelect;
 export type Client = typeof clients.$inferSelect;
 export type PublishableKey = typeof publishableKeys.$inferSelect;
+export type Webhook = typeof webhooks.$inferSelect;
+export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;

@@ -21,7 +21,15 @@ export const PLACEMENT_FRESH_MS = 1000;
 export const ID_RANGE = 2 ** 36;
 
 /** The AUTOINCREMENT tables of a shard, whose `sqlite_sequence` entries say which range it allocates from. */
-export const SEQUENCED_TABLES = ["pinpoints", "lists", "categories", "events", "changes"] as const;
+export const SEQUENCED_TABLES = [
+  "pinpoints",
+  "lists",
+  "categories",
+  "events",
+  "changes",
+  "webhooks",
+  "webhook_deliveries",
+] as const;
 
 /** The shard bindings named by `SHARDS` (comma-separated), in order; the directory alone when empty. */
 export function shardNames(value: string | undefined): string[] {

@@ -3,6 +3,9 @@
  * case and accents (`unicode61 remove_diacritics 2`); each word of the query
  * becomes a quoted string, so no character of it is FTS5 syntax, and the
  * last one also matches as a prefix (`tour eif` finds "Tour Eiffel").
+ * A word is quoted in its search form (src/core/search-form.ts), as the index
+ * stores the text: in the scripts written without spaces it is the phrase of
+ * its characters, found anywhere inside a name ("博物館" in "東京国立博物館").
  *
  * Relevance is three tiers, best first: every word in the name; every word
  * in the name, address or tags; every word anywhere (the description too).
@@ -12,6 +15,7 @@
  * FTS5 reads its index in: a page costs the same at any depth.
  */
 import { sql, type SQL } from "drizzle-orm";
+import { queryString } from "../core/search-form";
 
 export const MAX_QUERY_LENGTH = 200;
 
@@ -31,7 +35,7 @@ export type TextQuery = { text: string; terms: string };
 /** The FTS5 expression every match must satisfy: all words, the last as a prefix. */
 export function textQuery(text: string): TextQuery {
   const words = queryWords(text);
-  const terms = words.map((w, i) => `"${w}"${i === words.length - 1 ? "*" : ""}`).join(" ");
+  const terms = words.map((w, i) => queryString(w, i === words.length - 1)).join(" ");
   return { text, terms: `(${terms})` };
 }
 

@@ -10,7 +10,7 @@ import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import type { Expected } from "../db/versions";
 import { MissingHere, ownedOr404 } from "../db/ownership";
-import { withDescriptionText } from "../fields/plain-text";
+import { withSearchColumns } from "../fields/search-columns";
 import { events, pinpoints, type Event } from "../db/schema";
 
 const noSuchPinpoint = () => fieldError("/pinpoint", "must name an existing pinpoint");
@@ -25,18 +25,18 @@ const eventTable = ownedRows(events, {
   },
 });
 
-/** Writes store the description's plain text alongside, for the search index (the full-text index of migrations/0004_query_indexes.sql). */
+/** Writes store the search forms of their texts alongside, for the full-text index (src/fields/search-columns.ts). */
 export const eventRows = {
   ...eventTable,
   insert: (d1: D1Database, accountId: number, values: Parameters<typeof eventTable.insert>[2]) =>
-    eventTable.insert(d1, accountId, withDescriptionText(values)),
+    eventTable.insert(d1, accountId, withSearchColumns(values)),
   update: (
     d1: D1Database,
     accountId: number,
     id: number,
     values: Parameters<typeof eventTable.update>[3],
     expected?: Expected,
-  ) => eventTable.update(d1, accountId, id, withDescriptionText(values), expected),
+  ) => eventTable.update(d1, accountId, id, withSearchColumns(values), expected),
 };
 
 /** The owner check of a pinpoint named in a body: 400 at `/pinpoint` if it does not exist, 403 if not the caller's. */

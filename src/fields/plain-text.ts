@@ -60,10 +60,3 @@ export function plainText(html: string | null | undefined): string | null {
     .replace(/\s+/g, " ")
     .trim();
 }
-
-/** The values to store with a write that may change `description`: its text alongside. */
-export function withDescriptionText<T extends { description?: string | null }>(
-  values: T,
-): T & { description_text?: string | null } {
-  return values.description === undefined ? values : { ...values, description_text: plainText(values.description) };
-}

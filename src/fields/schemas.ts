@@ -46,9 +46,18 @@ export const tags = z
   .nullable()
   .transform((values) => [...new Set((values ?? []).map((t) => t.trim().toWellFormed()).filter(Boolean))]);
 
-/** An integer query parameter naming another resource (`?list=`, `?pinpoint=`). */
+/** An id as a query parameter writes it: a positive integer of at most 15 digits. */
+export const ID_TEXT = /^[1-9]\d{0,14}$/;
+/** The JSON Schema of such an id, as the document and `/queryables` state it. */
+export const ID_SCHEMA = { type: "integer", minimum: 1, maximum: 999_999_999_999_999 };
+
+/**
+ * An integer query parameter naming another resource (`?list=`, `?pinpoint=`), documented as the
+ * integer it stands for (so a typed client sends a number), not the text zod reads.
+ */
 export const idParam = z
   .string()
-  .regex(/^[1-9]\d{0,14}$/, "must be a positive integer")
+  .regex(ID_TEXT, "must be a positive integer")
   .transform(Number)
-  .optional();
+  .optional()
+  .meta({ inputSchema: ID_SCHEMA });

@@ -8,10 +8,10 @@ import type { BBox } from "../db/geo";
 import { HALF_CIRCUMFERENCE } from "../db/geo";
 import { MAX_QUERY_LENGTH, queryWords, textQuery } from "../db/text-search";
 import { INSTANT, parseInstant } from "./instant";
+import { ID_SCHEMA, ID_TEXT } from "./schemas";
 
 const DECIMAL = /^[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?$/;
 const MAX_LIST = 20;
-const MAX_CATEGORY_ID = 999_999_999_999_999;
 
 /*
  * Each parameter below is read from text by a transform, which zod's JSON Schema shows as a bare string;
@@ -101,7 +101,8 @@ export const qParam = z
   .optional()
   .meta({
     description:
-      "Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix",
+      "Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. " +
+      "In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text",
     // At least one letter or digit, as queryWords() finds them.
     inputSchema: { type: "string", maxLength: MAX_QUERY_LENGTH, pattern: "[\\p{L}\\p{N}]" },
   });
@@ -132,13 +133,13 @@ export const tagsParam = commaList((t) => (t && t.length <= 100 ? t.toWellFormed
     explode: false,
   });
 
-export const categoryParam = commaList((t) => (/^[1-9]\d{0,14}$/.test(t) ? Number(t) : undefined), "category ids")
+export const categoryParam = commaList((t) => (ID_TEXT.test(t) ? Number(t) : undefined), "category ids")
   .optional()
   .meta({
     description: "Comma-separated category ids, e.g. 3,7: results in any of them",
     inputSchema: {
       type: "array",
-      items: { type: "integer", minimum: 1, maximum: MAX_CATEGORY_ID },
+      items: ID_SCHEMA,
       minItems: 1,
       maxItems: MAX_LIST,
     },

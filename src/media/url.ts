@@ -11,7 +11,12 @@ export type MediaUrl = (key: string | null) => string | null;
 
 /** A function turning stored media keys into absolute URLs for this request. */
 export function mediaUrls(c: Context<AppEnv>): MediaUrl {
-  const own = `${new URL(c.req.url).origin}/media`;
-  const base = c.var.config.mediaPublicBaseUrl ?? own;
+  return mediaUrlsOn(new URL(c.req.url).origin, c.var.config.mediaPublicBaseUrl);
+}
+
+/** The same for the Worker at `origin`, outside a request (webhook payloads). */
+export function mediaUrlsOn(origin: string, publicBaseUrl: string | null): MediaUrl {
+  const own = `${origin}/media`;
+  const base = publicBaseUrl ?? own;
   return (key) => (key === null ? null : `${key.startsWith(BUILTIN_PREFIX) ? own : base}/${key}`);
 }

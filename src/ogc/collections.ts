@@ -22,13 +22,15 @@ import { mediaUrls } from "../media/url";
 import { pinpointToJson } from "../pinpoints/json";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "../pinpoints/search";
 import { pageListPinpoints, pinpointRows } from "../pinpoints/store";
+import type { QueryableFilters, QueryableName } from "./queryables";
 import { accountList, accountLists, listMember, type ListSummary } from "./store";
 
 /**
  * What an items request selects (/req/core/fc-bbox-definition, fc-time-definition):
- * a box, and a time range in milliseconds (`to` exclusive), either end open.
+ * a box, a time range in milliseconds (`to` exclusive), either end open, and
+ * the collection's queryables (src/ogc/queryables.ts).
  */
-export type Selection = { bbox?: BBox; from?: number; to?: number };
+export type Selection = { bbox?: BBox; from?: number; to?: number } & QueryableFilters;
 
 export type Collection = {
   id: string;
@@ -40,6 +42,8 @@ export type Collection = {
   feature(c: Context<AppEnv>, featureId: number): Promise<Feature>;
   /** The features' properties, for the collection's schema (the `describedby` link). */
   properties: z.ZodObject;
+  /** The properties its items can be filtered on server-side (its `/queryables`). */
+  queryables: readonly QueryableName[];
 };
 
 /** A pinpoint feature's properties: its JSON less what the geometry and the feature id carry. */
@@ -70,17 +74,20 @@ async function eventFeatureRows<Row extends Event>(
   }));
 }
 
-/** With a box, the pinpoint search of the query issue (R*Tree); pinpoints have no time, so any time matches. */
+/**
+ * With a box, a category or tags, the pinpoint search of the query issue (R*Tree, then exact
+ * columns); pinpoints have no time, so any time matches.
+ */
 async function pinpointPage(
   c: Context<AppEnv>,
-  selection: Selection,
+  { bbox, category, tags }: Selection,
   list: number | undefined,
   bound: Bound,
   take: number,
 ) {
   const { accountId } = c.var.principal;
-  if (selection.bbox) {
-    const search: PinpointSearch = { bbox: selection.bbox, list };
+  if (bbox || category !== undefined || tags) {
+    const search: PinpointSearch = { bbox, list, tags, category: category === undefined ? undefined : [category] };
     return pinpointFeatureRows(c, await searchPinpoints(c.env.DB, accountId, search, bound, take), sortKeyOf(search));
   }
   const rows =
@@ -93,8 +100,12 @@ async function pinpointPage(
 /** Another account's row is no feature of the caller's collection: 404 here, where /v3.0 says 403. */
 const ownFeature = <T>(read: Promise<T>) => foreignAsMissing(read, "feature");
 
+/** What pinpoint collections filter on: the search's `category` and `tags`. */
+const pinpointQueryables = ["category", "tags"] as const;
+
 const pinpointsCollection: Collection = {
   properties: pinpointProperties,
+  queryables: pinpointQueryables,
   id: "pinpoints",
   title: "Pinpoints",
   description: "Your places, in creation order.",
@@ -107,16 +118,17 @@ const pinpointsCollection: Collection = {
 
 const eventsCollection: Collection = {
   properties: eventProperties,
+  queryables: ["pinpoint", "tags"],
   id: "events",
   title: "Events",
   description: "What happens at your pinpoints, each at its pinpoint's location, in creation order.",
-  /** With a box or a time, the event search of the query issue: by occurrence (in time order) or place. */
-  async page(c, { bbox, from, to }, bound, take) {
+  /** With any selection, the event search of the query issue: by occurrence (in time order) or place. */
+  async page(c, { bbox, from, to, pinpoint, tags }, bound, take) {
     const { accountId } = c.var.principal;
-    if (bbox === undefined && from === undefined && to === undefined) {
+    const search: EventSearch = { bbox, from, to, pinpoint, tags };
+    if (Object.values(search).every((value) => value === undefined)) {
       return eventFeatureRows(c, await eventRows.page(c.env.DB, accountId, bound, take));
     }
-    const search: EventSearch = { bbox, from, to };
     return eventFeatureRows(c, await searchEvents(c.env.DB, accountId, search, bound, take), eventSortKeyOf(search));
   },
   async feature(c, id) {
@@ -131,6 +143,7 @@ function listCollection(list: ListSummary): Collection {
   return {
     id: `list-${list.id}`,
     properties: pinpointProperties,
+    queryables: pinpointQueryables,
     title: list.name,
     // A list is a set: its pages are keyset pages over the (list, pinpoint) key, so members come by id.
     description: `The pinpoints of your list “${list.name}”, by id (the order the pinpoints were created).`,

@@ -527,3 +527,23 @@ export function openApiDocument(routes: readonly RouterRoute[], origin: string):
     components: { ...document.components, securitySchemes: securitySchemes(origin) },
   };
 }
+
+/**
+ * The document of the operations under `prefix` alone, with `origin + prefix` as its server: the
+ * definition of an API whose landing page is `prefix` (/ogc), whose paths clients read relative to
+ * that page. GDAL's OAPIF driver looks up `/collections/{collectionId}/items` there to learn which
+ * query parameters filter the items (docs/ogc.md "Queryables").
+ */
+export function prefixedApiDocument(routes: readonly RouterRoute[], origin: string, prefix: string): OpenApiDocument {
+  const whole = openApiDocument(routes, origin);
+  const paths = Object.entries(whole.paths)
+    .filter(([path]) => path === prefix || path.startsWith(`${prefix}/`))
+    .map(([path, item]) => [path.slice(prefix.length) || "/", item] as const);
+  const used = new Set(paths.flatMap(([, item]) => Object.values(item).flatMap((op) => op.tags as string[])));
+  return {
+    ...whole,
+    servers: [{ url: `${origin}${prefix}` }],
+    tags: whole.tags.filter((tag) => used.has(tag.name)),
+    paths: Object.fromEntries(paths),
+  };
+}

@@ -9,14 +9,14 @@
  * Swagger UI, by its hash.
  */
 import { swaggerUI } from "@hono/swagger-ui";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { RouterRoute } from "hono/types";
 import { utf8 } from "../core/crypto";
 import type { AppEnv } from "../core/env";
 import { hidden, OPENAPI_MEDIA_TYPE, operation } from "../http/route-metadata";
 import * as z from "zod";
-import { openApiDocument } from "./document";
+import { openApiDocument, prefixedApiDocument, type OpenApiDocument } from "./document";
 
 /** The document's schema, for the reference: an OpenAPI 3.1 object (its own schema is the specification's). */
 const openApiObject = z.looseObject({ openapi: z.string().startsWith("3.1.") });
@@ -44,12 +44,30 @@ const START_SWAGGER_UI = `window.onload = () => {
  * (`service-desc`) get what they say; everyone else, `application/json` as before.
  */
 function acceptsOpenApiType(accept: string | undefined): boolean {
-  const wanted = OPENAPI_MEDIA_TYPE.split(";")[0]!;
+  const [wanted, servedVersion] = OPENAPI_MEDIA_TYPE.split(";") as [string, string];
   return (accept ?? "").split(",").some((range) => {
     const [type = "", ...parameters] = range.split(";").map((part) => part.trim().toLowerCase());
     const q = parameters.find((p) => p.startsWith("q="));
-    return type === wanted && (q === undefined || Number(q.slice(2)) > 0);
+    // A client asking for another version (GDAL 3.6 asks for `version=3.0`, else JSON) gets JSON, which it reads.
+    const version = parameters.find((p) => p.startsWith("version="));
+    return (
+      type === wanted &&
+      (q === undefined || Number(q.slice(2)) > 0) &&
+      (version === undefined || version === servedVersion)
+    );
   });
+}
+
+/** Serves a document for the public origin (or the request's): in the type Accept names, cached as its origin allows. */
+function serveDocument(c: Context<AppEnv>, build: (origin: string) => OpenApiDocument) {
+  const configured = c.var.config.publicOrigin;
+  // Built from the request's Host, the document must not be shared: a cache that keys on something
+  // else (Vary is ignored by many) would serve one requester's origin to everyone.
+  c.header("Cache-Control", configured ? "public, max-age=300" : "private, max-age=300");
+  c.header("Vary", "Accept", { append: true });
+  const document = build(configured ?? new URL(c.req.url).origin);
+  if (!acceptsOpenApiType(c.req.header("Accept"))) return c.json(document);
+  return c.body(JSON.stringify(document), 200, { "Content-Type": OPENAPI_MEDIA_TYPE });
 }
 
 let policy: Promise<string> | undefined;
@@ -103,16 +121,7 @@ export const referenceRoutes = (routes: () => readonly RouterRoute[]) =>
             },
           },
         },
-      })((c) => {
-        const configured = c.var.config.publicOrigin;
-        // Built from the request's Host, the document must not be shared: a cache that keys on something
-        // else (Vary is ignored by many) would serve one requester's origin to everyone.
-        c.header("Cache-Control", configured ? "public, max-age=300" : "private, max-age=300");
-        c.header("Vary", "Accept", { append: true });
-        const document = openApiDocument(routes(), configured ?? new URL(c.req.url).origin);
-        if (!acceptsOpenApiType(c.req.header("Accept"))) return c.json(document);
-        return c.body(JSON.stringify(document), 200, { "Content-Type": OPENAPI_MEDIA_TYPE });
-      }),
+      })((c) => serveDocument(c, (origin) => openApiDocument(routes(), origin))),
     )
     .get(
       "/docs",
@@ -130,3 +139,10 @@ export const referenceRoutes = (routes: () => readonly RouterRoute[]) =>
         }),
       ),
     );
+
+/**
+ * The handler of the definition of the API under `prefix` alone (the OGC API's, at /ogc/api, the
+ * `service-desc` of its landing page): src/ogc/routes.ts declares the route, app.ts gives it this.
+ */
+export const prefixedDocumentHandler = (routes: () => readonly RouterRoute[], prefix: string) => (c: Context<AppEnv>) =>
+  serveDocument(c, (origin) => prefixedApiDocument(routes(), origin, prefix));

@@ -5,7 +5,9 @@
  * bound parameters never applies. The statements go in one D1 batch: all of
  * them are written or none. The insert triggers index each row for search.
  */
-import { plainText } from "../fields/plain-text";
+import { utf8Length } from "../core/utf8";
+import { searchForm } from "../core/search-form";
+import { descriptionText, tagsSearch } from "../fields/search-columns";
 
 /** The columns a bulk insert writes, in the order each row array lists them. */
 export const BULK_COLUMNS = [
@@ -19,6 +21,9 @@ export const BULK_COLUMNS = [
   "longitude",
   "media_credits",
   "tags",
+  "name_search",
+  "address_search",
+  "tags_search",
 ] as const;
 
 export type BulkRow = {
@@ -33,8 +38,8 @@ export type BulkRow = {
   tags: string[];
 };
 
-/** One statement's parameter stays well under D1's 2 MB limit on a string value. */
-const MAX_CHUNK_BYTES = 1_000_000;
+/** One statement's parameter stays well under D1's 2 MB limit on a string value (counted in UTF-8 bytes). */
+export const MAX_CHUNK_BYTES = 1_000_000;
 
 const INSERT_SQL =
   `INSERT INTO pinpoints (account_id, ${BULK_COLUMNS.join(", ")}) ` +
@@ -50,31 +55,35 @@ const asArray = (row: BulkRow) => [
   row.altitude,
   row.category,
   row.description,
-  // The search index reads the description's text, as single writes store it (fields/plain-text.ts).
-  plainText(row.description),
+  // The search index reads these, as single writes store them (fields/search-columns.ts).
+  descriptionText(row.description),
   row.latitude,
   row.longitude,
   row.media_credits,
   row.tags,
+  searchForm(row.name),
+  searchForm(row.address),
+  tagsSearch(row.tags),
 ];
 
 type Chunk = { json: string; count: number };
 
-/** Splits rows into JSON arrays of at most MAX_CHUNK_BYTES each (a row larger than that alone). */
-function chunkRows(rows: readonly BulkRow[]): Chunk[] {
+/** Splits rows into JSON arrays of at most MAX_CHUNK_BYTES of UTF-8 each (a row larger than that alone). */
+export function chunkRows(rows: readonly BulkRow[]): Chunk[] {
   const chunks: Chunk[] = [];
   let current: string[] = [];
   let bytes = 2;
   const close = () => chunks.push({ json: `[${current.join(",")}]`, count: current.length });
   for (const row of rows) {
     const text = JSON.stringify(asArray(row));
-    if (current.length > 0 && bytes + text.length + 1 > MAX_CHUNK_BYTES) {
+    const size = utf8Length(text);
+    if (current.length > 0 && bytes + size + 1 > MAX_CHUNK_BYTES) {
       close();
       current = [];
       bytes = 2;
     }
     current.push(text);
-    bytes += text.length + 1;
+    bytes += size + 1;
   }
   if (current.length > 0) close();
   return chunks;

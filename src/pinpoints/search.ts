@@ -68,16 +68,8 @@ const SMALL_BOX = 512;
 function filters(accountId: number, s: PinpointSearch, options: { withText: boolean; listDrives?: boolean }): SQL[] {
   const where: SQL[] = [sql`pinpoints.account_id = ${accountId}`];
   if (s.bbox) where.push(inBoxSql(s.bbox, sql`pinpoints.latitude`, sql`pinpoints.longitude`));
-  for (const tag of s.tags ?? []) {
-    where.push(sql`EXISTS (SELECT 1 FROM json_each(pinpoints.tags) WHERE value = ${tag})`);
-  }
-  if (s.category)
-    where.push(
-      sql`pinpoints.category_id IN (${sql.join(
-        s.category.map((id) => sql`${id}`),
-        sql`, `,
-      )})`,
-    );
+  where.push(...hasTags(sql`pinpoints.tags`, s.tags ?? []));
+  if (s.category) where.push(inList(sql`pinpoints.category_id`, s.category));
   if (s.updatedSince !== undefined) where.push(sql`pinpoints.updated_at >= ${s.updatedSince}`);
   if (s.list !== undefined) {
     const id = options.listDrives ? sql`pinpoints.id` : sql`+pinpoints.id`;

@@ -6,7 +6,7 @@ import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
-import { withDescriptionText } from "../fields/plain-text";
+import { withSearchColumns } from "../fields/search-columns";
 import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
 import { missedOwnRow, versionIs, type Expected } from "../db/versions";
 
@@ -23,18 +23,18 @@ const pinpointTable = ownedRows(pinpoints, {
   },
 });
 
-/** Writes store the description's plain text alongside, for the search index (the full-text index of migrations/0004_query_indexes.sql). */
+/** Writes store the search forms of their texts alongside, for the full-text index (src/fields/search-columns.ts). */
 export const pinpointRows = {
   ...pinpointTable,
   insert: (d1: D1Database, accountId: number, values: Parameters<typeof pinpointTable.insert>[2]) =>
-    pinpointTable.insert(d1, accountId, withDescriptionText(values)),
+    pinpointTable.insert(d1, accountId, withSearchColumns(values)),
   update: (
     d1: D1Database,
     accountId: number,
     id: number,
     values: Parameters<typeof pinpointTable.update>[3],
     expected?: Expected,
-  ) => pinpointTable.update(d1, accountId, id, withDescriptionText(values), expected),
+  ) => pinpointTable.update(d1, accountId, id, withSearchColumns(values), expected),
 };
 
 /**

@@ -1,0 +1,399 @@
+/**
+ * Delivery of webhooks, driven from the change log. Each webhook keeps a
+ * position (the last `changes.seq` it was sent or skipped); a queue message
+ * only says "deliver webhook N" (of account A: its database), and whoever handles it sends the webhook's
+ * changes after its position, oldest first, and moves the position past each
+ * one its receiver acknowledged (2xx). A message that is lost (an isolate
+ * ending between a commit and the enqueue) therefore loses nothing: the next
+ * message for the webhook, or the hourly cron (src/index.ts), picks up from
+ * the position. See README "Webhooks" and docs/operations.md "Webhooks".
+ *
+ * Order: one consumer at a time delivers a webhook (a lease in its row), in
+ * log order, and a failing change holds back the webhook's later ones: the
+ * order per object holds, and a receiver that is down fails for every object
+ * alike, so holding back only that object's changes would buy little.
+ * At least once: the position moves only after the receiver's 2xx, so a
+ * crash between its answer and the write sends that change again (the same
+ * `webhook-id`, for receivers to deduplicate on).
+ *
+ * Failures: the message is retried with exponential backoff (30 s doubling to
+ * an hour) for about a day; then the webhook is disabled with the reason,
+ * here or by the dead-letter queue's consumer, whichever sees it first.
+ */
+import { clock } from "../core/clock";
+import { configFor } from "../core/config";
+import { readChanges, type Change, type ChangeType, type ObjectRows } from "../db/changes";
+import { asAccount } from "../db/client";
+import { rowMapper } from "../db/raw-rows";
+import { webhooks, type Webhook } from "../db/schema";
+import { mediaUrlsOn, type MediaUrl } from "../media/url";
+import { eventOf, subscribes, type EventType } from "./events";
+import { signedHeaders } from "./signing";
+import { isLoopbackOrigin, resolvedTargetProblem, targetProblem } from "./targets";
+
+/** What a queue message asks: deliver this webhook (of this account) from its position. */
+export type WebhookMessage = { webhook: number; account: number };
+
+/** How upserted objects are shown in payloads: as each resource's GET shows them (wired in src/app.ts). */
+export type ObjectsJson = (mediaUrl: MediaUrl) => { [K in ChangeType]: (row: ObjectRows[K]) => unknown };
+
+/** The dead-letter queue's name in wrangler.toml: its batches disable webhooks instead of delivering. */
+export const DEAD_LETTER_QUEUE = "poi-webhooks-dead";
+
+/** Each attempt's limit: a receiver should answer at once and do its work later. */
+export const ATTEMPT_TIMEOUT_MS = 10_000;
+/** No new attempt starts after this much of a pass; the rest goes to a new message. */
+const PASS_MS = 30_000;
+/** The lease outlasts a pass and its last attempt, so two consumers never deliver one webhook at once. */
+const LEASE_MS = PASS_MS + ATTEMPT_TIMEOUT_MS + 20_000;
+/** A retried message may arrive this much before its webhook's next attempt is due and still run it. */
+const EARLY_MS = 10_000;
+const READ_BATCH = 50;
+const EXCERPT_CHARACTERS = 200;
+const RETRY_BASE_SECONDS = 30;
+const RETRY_MAX_SECONDS = 60 * 60;
+/** A webhook failing this long is disabled. */
+export const DISABLE_AFTER_MS = 24 * 60 * 60 * 1000;
+/** Delivery attempts older than this are deleted by the cron. */
+export const DELIVERY_HISTORY_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** The delay before retry number `failures` (1, 2, ...): 30 s doubling, at most an hour. */
+export function backoffSeconds(failures: number): number {
+  return Math.min(RETRY_BASE_SECONDS * 2 ** Math.max(0, failures - 1), RETRY_MAX_SECONDS);
+}
+
+const toWebhook = rowMapper(webhooks);
+
+type Attempt = {
+  succeeded: boolean;
+  status: number | null;
+  excerpt: string | null;
+  error: string | null;
+  latencyMs: number;
+};
+
+/** The body of one event: Standard Webhooks' `type`, `timestamp` and `data`. */
+function payload(entry: Change, event: EventType, object: unknown): string {
+  return JSON.stringify({
+    type: event,
+    timestamp: entry.changed_at.toISOString(),
+    data: {
+      type: entry.type,
+      id: entry.object_id,
+      version: entry.version,
+      deleted: entry.op === "delete",
+      position: entry.seq,
+      object: object ?? null,
+    },
+  });
+}
+
+/** Reads at most `limit` characters of a response body, so a huge answer costs nothing. */
+async function excerpt(response: Response, limit: number): Promise<string | null> {
+  if (!response.body) return null;
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let text = "";
+  while (text.length < limit) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    text += value;
+  }
+  await reader.cancel().catch(() => undefined);
+  return text.slice(0, limit);
+}
+
+/** The secrets a delivery is signed with now: the current one, and the previous one for its day. */
+function secretsOf(hook: Webhook, now: number): string[] {
+  const previousValid = hook.previous_secret && (hook.previous_secret_expires_at?.getTime() ?? 0) > now;
+  return previousValid ? [hook.secret, hook.previous_secret!] : [hook.secret];
+}
+
+/** POSTs one event, checking its target first; never throws. */
+async function attempt(env: Cloudflare.Env, hook: Webhook, id: string, body: string): Promise<Attempt> {
+  const started = clock.now();
+  const failed = (error: string): Attempt => ({
+    succeeded: false,
+    status: null,
+    excerpt: null,
+    error,
+    latencyMs: clock.now() - started,
+  });
+  const allowLoopback = configFor(env).webhooksAllowLoopback && isLoopbackOrigin(hook.api_origin);
+  const refused = targetProblem(hook.url, allowLoopback);
+  if (refused) return failed(`The URL ${refused}`);
+  try {
+    const resolved = await resolvedTargetProblem(new URL(hook.url).hostname);
+    if (resolved) return failed(resolved);
+    const headers = await signedHeaders(secretsOf(hook, started), id, Math.floor(started / 1000), body);
+    const response = await fetch(hook.url, {
+      method: "POST",
+      headers: { ...headers, "Content-Type": "application/json", "User-Agent": "poi-content-api-webhooks" },
+      body,
+      // A redirect could lead anywhere, a private address included: it is a failure, not followed.
+      redirect: "manual",
+      signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
+    });
+    const text = await excerpt(response, EXCERPT_CHARACTERS).catch(() => null);
+    return {
+      succeeded: response.status >= 200 && response.status < 300,
+      status: response.status,
+      excerpt: text,
+      error: response.status >= 300 && response.status < 400 ? "Redirects are not followed" : null,
+      latencyMs: clock.now() - started,
+    };
+  } catch (error) {
+    const timedOut = error instanceof DOMException && error.name === "TimeoutError";
+    return failed(timedOut ? `No answer within ${ATTEMPT_TIMEOUT_MS / 1000} s` : `Request failed: ${String(error)}`);
+  }
+}
+
+function describe(result: Attempt): string {
+  return result.status === null ? result.error! : `HTTP ${result.status}`;
+}
+
+/**
+ * One pass over a webhook: takes its lease, sends its pending changes in log
+ * order until one fails, the log is exhausted or the pass has run long
+ * enough. Returns the seconds until the failed change is retried, or null.
+ */
+export async function deliverWebhook(
+  env: Cloudflare.Env,
+  objectsJson: ObjectsJson,
+  webhookId: number,
+): Promise<{ retryInSeconds: number | null }> {
+  const now = clock.now();
+  const leased = await env.DB.prepare(
+    `UPDATE webhooks SET lease_until = ?1 WHERE id = ?2 AND disabled_at IS NULL
+      AND (lease_until IS NULL OR lease_until < ?3) AND (next_attempt_at IS NULL OR next_attempt_at <= ?4)
+      RETURNING *`,
+  )
+    .bind(now + LEASE_MS, webhookId, now, now + EARLY_MS)
+    .first<Record<string, unknown>>();
+  // Deleted, disabled, another consumer's, or waiting for its retry: that one carries on.
+  if (!leased) return { retryInSeconds: null };
+  const hook = toWebhook(leased);
+  const config = configFor(env);
+  const toJson = objectsJson(mediaUrlsOn(config.publicOrigin ?? hook.api_origin, config.mediaPublicBaseUrl));
+  let position = hook.position;
+  let failure: { entry: Change; event: EventType; result: Attempt } | null = null;
+  let more = false;
+  // The first change sent is the one that failed before, if any: its attempt number goes on.
+  let attemptNumber = hook.failures + 1;
+  try {
+    pass: for (;;) {
+      const { entries, objects } = await readChanges(env.DB, hook.account_id, position, READ_BATCH, true);
+      for (const entry of entries) {
+        if (clock.now() - now > PASS_MS) {
+          more = true;
+          break pass;
+        }
+        const row = entry.op === "upsert" ? objects[entry.type].get(entry.object_id) : undefined;
+        const event = eventOf(entry, entry.type === "list" ? objects.list.get(entry.object_id) : undefined);
+        if (subscribes(hook.events, event)) {
+          const object = row ? (toJson[entry.type] as (row: unknown) => unknown)(row) : null;
+          const messageId = `msg_${hook.id}_${entry.seq}`;
+          const result = await attempt(env, hook, messageId, payload(entry, event, object));
+          if (!result.succeeded) {
+            failure = { entry, event, result };
+            break pass;
+          }
+          await recordAttempt(env.DB, hook, entry, event, messageId, result, attemptNumber, null, entry.seq);
+          attemptNumber = 1;
+        }
+        position = entry.seq;
+      }
+      if (entries.length < READ_BATCH) break;
+    }
+  } finally {
+    if (!failure) {
+      await env.DB.prepare(
+        `UPDATE webhooks SET position = max(position, ?1), lease_until = NULL, failures = 0, failing_since = NULL,
+          next_attempt_at = NULL WHERE id = ?2`,
+      )
+        .bind(position, hook.id)
+        .run();
+    }
+  }
+  if (failure) return { retryInSeconds: await recordFailure(env.DB, hook, position, failure, now) };
+  if (more || (await hasPending(env.DB, hook.account_id, position))) {
+    // Changes committed during the pass, whose messages found the lease taken and were dropped.
+    await env.WEBHOOK_QUEUE.send({ webhook: hook.id, account: hook.account_id } satisfies WebhookMessage);
+  }
+  return { retryInSeconds: null };
+}
+
+async function hasPending(d1: D1Database, accountId: number, position: number): Promise<boolean> {
+  const row = await d1
+    .prepare("SELECT 1 AS pending FROM changes WHERE account_id = ? AND seq > ? LIMIT 1")
+    .bind(accountId, position)
+    .first();
+  return row !== null;
+}
+
+async function recordAttempt(
+  d1: D1Database,
+  hook: Webhook,
+  entry: Change,
+  event: EventType,
+  messageId: string,
+  result: Attempt,
+  attemptNumber: number,
+  nextRetryAt: number | null,
+  position: number,
+): Promise<void> {
+  await d1.batch([
+    d1
+      .prepare(
+        `INSERT INTO webhook_deliveries (webhook_id, message_id, seq, event, object_id, attempt, succeeded,
+          response_status, response_excerpt, error, latency_ms, next_retry_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .bind(
+        hook.id,
+        messageId,
+        entry.seq,
+        event,
+        entry.object_id,
+        attemptNumber,
+        result.succeeded ? 1 : 0,
+        result.status,
+        result.excerpt,
+        result.error,
+        result.latencyMs,
+        nextRetryAt,
+      ),
+    d1.prepare("UPDATE webhooks SET position = max(position, ?1) WHERE id = ?2").bind(position, hook.id),
+  ]);
+}
+
+/**
+ * Records a failed attempt and schedules the next one; after a day of
+ * failures disables the webhook instead. Returns the retry delay, or null
+ * when disabled.
+ */
+async function recordFailure(
+  d1: D1Database,
+  hook: Webhook,
+  position: number,
+  { entry, event, result }: { entry: Change; event: EventType; result: Attempt },
+  now: number,
+): Promise<number | null> {
+  const failures = hook.failures + 1;
+  const failingSince = hook.failing_since?.getTime() ?? now;
+  const disable = now - failingSince >= DISABLE_AFTER_MS;
+  const delay = backoffSeconds(failures);
+  const nextAttempt = disable ? null : now + delay * 1000;
+  const messageId = `msg_${hook.id}_${entry.seq}`;
+  await recordAttempt(d1, hook, entry, event, messageId, result, failures, nextAttempt, position);
+  const reason = disable
+    ? `Deliveries failed for a day (since ${new Date(failingSince).toISOString()}, ${failures} attempts); ` +
+      `the last: ${describe(result)}`
+    : null;
+  await d1
+    .prepare(
+      `UPDATE webhooks SET lease_until = NULL, failures = ?1, failing_since = ?2, next_attempt_at = ?3,
+        disabled_at = CASE WHEN ?4 IS NULL THEN disabled_at ELSE ?5 END, disabled_reason = coalesce(?4, disabled_reason)
+        WHERE id = ?6`,
+    )
+    .bind(failures, failingSince, nextAttempt, reason, now, hook.id)
+    .run();
+  return disable ? null : delay;
+}
+
+/**
+ * The dead-letter queue's consumer: a message whose retries ran out. A
+ * webhook still failing is disabled with the reason; one that recovered
+ * meanwhile (its message died for another cause) is left alone, and the
+ * cron resumes it.
+ */
+export async function disableDeadLettered(env: Cloudflare.Env, webhookId: number): Promise<void> {
+  const now = clock.now();
+  const last = await env.DB.prepare(
+    `SELECT response_status, error FROM webhook_deliveries WHERE webhook_id = ? ORDER BY id DESC LIMIT 1`,
+  )
+    .bind(webhookId)
+    .first<{ response_status: number | null; error: string | null }>();
+  const lastText = last ? (last.response_status === null ? last.error : `HTTP ${last.response_status}`) : "unknown";
+  await env.DB.prepare(
+    `UPDATE webhooks SET disabled_at = ?1, next_attempt_at = NULL, lease_until = NULL,
+      disabled_reason = 'Deliveries failed for a day (since ' || strftime('%Y-%m-%dT%H:%M:%fZ', failing_since / 1000.0, 'unixepoch')
+        || ', ' || failures || ' attempts); the retries ran out (dead-lettered); the last: ' || ?2
+      WHERE id = ?3 AND disabled_at IS NULL AND failing_since IS NOT NULL`,
+  )
+    .bind(now, lastText, webhookId)
+    .run();
+}
+
+type Named = { id: number; account_id: number };
+
+/** Sends one message per webhook named, in batches of the Queues limit (100). */
+export async function enqueue(env: Cloudflare.Env, hooks: readonly Named[]): Promise<void> {
+  for (let i = 0; i < hooks.length; i += 100) {
+    await env.WEBHOOK_QUEUE.sendBatch(
+      hooks
+        .slice(i, i + 100)
+        .map((hook) => ({ body: { webhook: hook.id, account: hook.account_id } satisfies WebhookMessage })),
+    );
+  }
+}
+
+/** After a write: a message for each enabled webhook of the account, so its change goes out at once. */
+export async function nudgeAccount(env: Cloudflare.Env, accountId: number): Promise<void> {
+  const { results } = await env.DB.prepare(
+    "SELECT id, account_id FROM webhooks WHERE account_id = ? AND disabled_at IS NULL",
+  )
+    .bind(accountId)
+    .all<Named>();
+  await enqueue(env, results);
+}
+
+/**
+ * The cron's recovery: a message for every enabled webhook with changes past
+ * its position whose retry (if any) is due, in case a message was lost; and
+ * deletion of delivery attempts older than a week. On the database `env.DB`
+ * names: the cron runs it on each one that holds content (src/index.ts).
+ */
+export async function resumeWebhooks(env: Cloudflare.Env, now: number): Promise<{ resumed: number; pruned: number }> {
+  const { results } = await env.DB.prepare(
+    `SELECT id, account_id FROM webhooks w WHERE disabled_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= ?1)
+      AND EXISTS (SELECT 1 FROM changes c WHERE c.account_id = w.account_id AND c.seq > w.position)`,
+  )
+    .bind(now)
+    .all<Named>();
+  await enqueue(env, results);
+  const pruned = await env.DB.prepare("DELETE FROM webhook_deliveries WHERE created_at < ?")
+    .bind(now - DELIVERY_HISTORY_MS)
+    .run();
+  return { resumed: results.length, pruned: pruned.meta.changes };
+}
+
+/**
+ * The Worker's queue handler: delivers (or, on the dead-letter queue, disables) each webhook named
+ * once, on the database that holds its account's content.
+ */
+export async function handleWebhookBatch(
+  batch: MessageBatch<WebhookMessage>,
+  env: Cloudflare.Env,
+  objectsJson: ObjectsJson,
+  waitUntil: (promise: Promise<unknown>) => void,
+): Promise<void> {
+  const seen = new Set<number>();
+  for (const message of batch.messages) {
+    const { webhook: id, account } = message.body;
+    if (batch.queue === DEAD_LETTER_QUEUE) {
+      await asAccount(env, account, waitUntil, (accountEnv) => disableDeadLettered(accountEnv, id));
+      message.ack();
+      continue;
+    }
+    // Several messages for one webhook in a batch: the first one's pass sends everything.
+    if (seen.has(id)) {
+      message.ack();
+      continue;
+    }
+    seen.add(id);
+    const { retryInSeconds } = await asAccount(env, account, waitUntil, (accountEnv) =>
+      deliverWebhook(accountEnv, objectsJson, id),
+    );
+    if (retryInSeconds === null) message.ack();
+    else message.retry({ delaySeconds: retryInSeconds });
+  }
+}
