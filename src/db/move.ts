@@ -6,6 +6,11 @@
  * code runs on Worker bindings (test/shards.test.ts) and on `wrangler d1
  * execute` (scripts/accounts.ts). Imports nothing Worker-only.
  *
+ * Each copy loop ends at its first short batch: a row written meanwhile is in
+ * the change log after the head noted before the copy (or, in a table no log
+ * covers, copied again in the pause), so a steady writer cannot keep a loop
+ * chasing its newest rows.
+ *
  * Every write of the move on a fenced account runs as the `mover` (the fence
  * triggers of migration 0014 let it through): its batch lifts the fence to
  * `mover` first and puts it back last, inside one transaction.
@@ -196,6 +201,7 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
       if (table === "lists") await copyMemberships(source, onTarget, rows, batchRows);
       copied += rows.length;
       after = Number(rows.at(-1)!.id);
+      if (rows.length < batchRows) break;
     }
   }
   await copyIdempotency(source, onTarget, account, batchRows);
@@ -280,6 +286,7 @@ async function copyMemberships(source: Batch, write: Batch, lists: Row[], batchR
       if (rows.length === 0) break;
       await write([insertMissing("list_pinpoints", ["list_id", "pinpoint_id"], rows)]);
       after = Number(rows.at(-1)!.pinpoint_id);
+      if (rows.length < batchRows) break;
     }
   }
   const [versions] = (await source([
@@ -308,6 +315,7 @@ async function copyIdempotency(source: Batch, write: Batch, account: number, bat
     if (rows.length === 0) return;
     await write(rows.flatMap((row) => upsert("idempotency_keys", ["account_id", "key"], row)));
     after = String(rows.at(-1)!.key);
+    if (rows.length < batchRows) return;
   }
 }
 
@@ -343,6 +351,7 @@ async function copyWebhooks(source: Batch, write: Batch, account: number, batchR
       if (rows.length === 0) break;
       await write([insertMissing("webhook_deliveries", ["id"], rows)]);
       after = Number(rows.at(-1)!.id);
+      if (rows.length < batchRows) break;
     }
   }
 }
@@ -360,6 +369,7 @@ async function copyChanges(source: Batch, write: Batch, account: number, from: n
     if (rows.length === 0) return;
     await write(rows.flatMap((row) => upsert("changes", ["type", "object_id"], row)));
     after = Number(rows.at(-1)!.seq);
+    if (rows.length < batchRows) return;
   }
 }
 
