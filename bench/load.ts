@@ -20,6 +20,8 @@ export type LoadRequest = {
   countHeader?: string;
   connections: number;
   seconds: number;
+  /** A fixed number of requests instead of a fixed time (then `seconds` is ignored). */
+  amount?: number;
 };
 
 export type LoadResult = {
@@ -53,6 +55,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
     for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() === counted) value = headers[i + 1]!;
     headerValues[value] = (headerValues[value] ?? 0) + 1;
   };
+  const started = performance.now();
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -61,7 +64,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
         headers: request.headers,
         body,
         connections: request.connections,
-        duration: request.seconds,
+        ...(request.amount ? { amount: request.amount } : { duration: request.seconds }),
         timeout: 30,
         idReplacement: request.uniqueIds ?? false,
         ...(counted && { setupClient: (client) => client.on("headers", countValues) }),
@@ -73,7 +76,8 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
         for (const value of sorted) total += value;
         resolve({
           // Completed 2xx responses over the measured time, not autocannon's per-second sample mean.
-          rps: count / (result.duration || request.seconds),
+          // autocannon's duration is whole seconds: a run of a fixed number of requests times itself.
+          rps: count / (request.amount ? (performance.now() - started) / 1000 : result.duration || request.seconds),
           requests: result.requests.total,
           p50: percentile(sorted, 50),
           p99: percentile(sorted, 99),
