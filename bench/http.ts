@@ -10,9 +10,10 @@
  * Worker's workerd, and under `wrangler dev` also the proxy's workerd and
  * wrangler's Node process.
  *
- * Two more copies of the service, each with one thing of Miniflare's taken
- * away (the client limiter; the static assets' router), show where the rest of
- * the cost goes (docs/benchmarks.md, "What a user meets").
+ * For GET by id, copies that each differ in one thing show where the cost
+ * goes (docs/benchmarks.md, "What a user meets"): the bare Worker with one log
+ * line per request, or in a D1 session; the service without the client
+ * limiter, without [assets], or asking the assets first.
  *
  * The served configuration is wrangler.toml, written as JSON into the run's
  * temporary directory with its paths made absolute and the client limiter
@@ -37,7 +38,7 @@ import { startStack } from "./setup.ts";
 export const HTTP_SETTINGS = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   /** Requests per run at 1 and at 16 connections. */
-  amounts: { 1: Number(process.env.BENCH_HTTP_C1 ?? 400), 16: Number(process.env.BENCH_HTTP_C16 ?? 1500) },
+  amounts: { 1: Number(process.env.BENCH_HTTP_C1 ?? 300), 16: Number(process.env.BENCH_HTTP_C16 ?? 1000) },
 };
 
 /** The issue's goals: the Worker's CPU per GET by id under `npm start` ÷ on Miniflare, and throughput ÷ the bare Worker's. */
@@ -148,7 +149,7 @@ async function serveDev(key: string, label: string, flags: string[]): Promise<Se
   const processes: Partial<Processes> = {};
   for (const pid of descendants(child.pid!)) {
     const comm = procStat(pid)?.comm ?? "";
-    // bin/wrangler.js starts wrangler itself as a second Node process.
+    // wrangler's launcher starts wrangler itself as a second Node process.
     if (comm.startsWith("node")) processes.wrangler = pid;
     else if (comm.startsWith("workerd")) processes[listeningPorts(pid).includes(port) ? "proxy" : "worker"] = pid;
   }
@@ -162,18 +163,38 @@ async function serveDev(key: string, label: string, flags: string[]): Promise<Se
 /** Keys of wrangler's configuration this group reads or changes. */
 type RawConfig = {
   main: string;
-  assets?: { directory: string };
-  d1_databases: { migrations_dir?: string }[];
+  assets?: { directory: string; run_worker_first?: string[] | boolean };
+  compatibility_date: string;
+  compatibility_flags: string[];
+  d1_databases: { binding: string; database_name: string; database_id: string; migrations_dir?: string }[];
   alias?: Record<string, string>;
   ratelimits?: { name: string; simple: { limit: number; period: number } }[];
   vars: Record<string, string>;
 };
 
+const readConfig = () =>
+  (experimental_readRawConfig({ config: join(ROOT, "wrangler.toml") }) as { rawConfig: RawConfig }).rawConfig;
+
+/** The bare Worker's configuration: the service's compatibility settings and D1 database, nothing else. */
+function bareWorkerConfig() {
+  const { compatibility_date, compatibility_flags, d1_databases } = readConfig();
+  return {
+    name: "bench-bare-hono",
+    main: join(ROOT, "bench/baselines/bare-hono.ts"),
+    compatibility_date,
+    compatibility_flags,
+    // The same database id: the same local file under --persist-to.
+    d1_databases: d1_databases.map(({ binding, database_name, database_id }) => ({
+      binding,
+      database_name,
+      database_id,
+    })),
+  };
+}
+
 /** wrangler.toml as JSON at `path`, paths absolute, the client limiter out of reach; `change` edits it further. */
 function servedConfig(path: string, change: (config: RawConfig) => void = () => undefined): string {
-  const { rawConfig: config } = experimental_readRawConfig({ config: join(ROOT, "wrangler.toml") }) as {
-    rawConfig: RawConfig;
-  };
+  const config = readConfig();
   const absolute = (p: string) => resolve(ROOT, p);
   config.main = absolute(config.main);
   if (config.assets) config.assets.directory = absolute(config.assets.directory);
@@ -205,7 +226,7 @@ const SCENARIOS: Scenario[] = [
 ];
 
 /** The copies that tell where GET by id's cost goes: one thing added to the bare Worker, or taken from the service. */
-const BREAKDOWN = new Set(["bare-log", "dev-no-limiter", "dev-no-assets"]);
+const BREAKDOWN = new Set(["bare-log", "bare-session", "dev-no-limiter", "dev-no-assets", "dev-asset-lookup"]);
 
 const middleId = (s: Seeded) => s.pinpointIds[Math.floor(s.pinpointIds.length / 2)]!;
 
@@ -257,14 +278,25 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
 
-export async function measureHttp(dir: string, bundle: Bundle, load: Load, log: Log): Promise<HttpReport> {
+/** `onExit` is given every stop, so a run ended by a signal or the watchdog stops its servers too. */
+export async function measureHttp(
+  dir: string,
+  bundle: Bundle,
+  load: Load,
+  log: Log,
+  onExit: (stop: () => Promise<void>) => void,
+): Promise<HttpReport> {
   const servers: Server[] = [];
   const stops: (() => Promise<void>)[] = [];
+  const stopping = (stop: () => Promise<void>) => {
+    stops.push(stop);
+    onExit(stop);
+  };
   mkdirSync(dir, { recursive: true });
   try {
     // The service on Miniflare as the other groups run it, with its own seeded database and token.
     const stack = await retried(log, "Miniflare stack", (n) => startStack(join(dir, `miniflare-${n}`), { bundle }));
-    stops.push(() => stack.rt.dispose());
+    stopping(() => stack.rt.dispose());
     const miniflare: Server = {
       key: "miniflare",
       label: "service, Miniflare API (npm run bench)",
@@ -294,22 +326,29 @@ export async function measureHttp(dir: string, bundle: Bundle, load: Load, log: 
     // The bare Workers only read: they share one copy.
     const bareFlags = devFlags({ remote: false, persistTo: copy("state-bare") });
     // One at a time: wrangler picks its inspector and internal ports as it starts, and two starting together collide.
+    const bareConfig = join(dir, "bare.json");
+    writeFileSync(bareConfig, JSON.stringify(bareWorkerConfig(), null, 2));
     const bare = (name: string, label: string, extra: string[] = []) =>
-      serveDev(name, label, ["--config", join(ROOT, "bench/baselines/bare-hono.toml"), ...bareFlags, ...extra]);
+      serveDev(name, label, ["--config", bareConfig, ...bareFlags, ...extra]);
     const starts: (() => Promise<Server>)[] = [
       () => bare("bare", "bare Hono + D1 Worker, wrangler dev"),
       () => bare("bare-log", "the same with one log line per request", ["--var", "LOG_LINE:1"]),
+      () => bare("bare-session", "the same in a D1 session, as the service", ["--var", "SESSION:1"]),
       () => service("dev", "service, wrangler dev as npm start runs it"),
       () =>
         service("dev-no-limiter", "the same without the client limiter", (config) => {
           config.ratelimits = config.ratelimits?.filter((limiter) => limiter.name !== "CLIENT_LIMITER");
         }),
       () => service("dev-no-assets", "the same without [assets]", (config) => delete config.assets),
+      () =>
+        service("dev-asset-lookup", "the same asking the assets first (no run_worker_first)", (config) => {
+          delete config.assets!.run_worker_first;
+        }),
     ];
     const started: Server[] = [];
     for (const start of starts) {
       const server = await start();
-      stops.push(server.stop);
+      stopping(server.stop);
       started.push(server);
     }
     servers.push(...started, miniflare);

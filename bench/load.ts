@@ -56,6 +56,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
     headerValues[value] = (headerValues[value] ?? 0) + 1;
   };
   const started = performance.now();
+  let lastResponse = started;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -76,8 +77,9 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
         for (const value of sorted) total += value;
         resolve({
           // Completed 2xx responses over the measured time, not autocannon's per-second sample mean.
-          // autocannon's duration is whole seconds: a run of a fixed number of requests times itself.
-          rps: count / (request.amount ? (performance.now() - started) / 1000 : result.duration || request.seconds),
+          // A run of a fixed number of requests ends on autocannon's next whole-second tick: it is
+          // timed from its start to its last response instead.
+          rps: count / (request.amount ? (lastResponse - started) / 1000 : result.duration || request.seconds),
           requests: result.requests.total,
           p50: percentile(sorted, 50),
           p99: percentile(sorted, 99),
@@ -95,6 +97,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
       },
     );
     instance.on("response", (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+      lastResponse = performance.now();
       if (status < 200 || status > 299) return;
       if (count === latencies.length) {
         const grown = new Float64Array(latencies.length * 2);

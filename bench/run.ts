@@ -11,7 +11,9 @@
  * `scale`, which takes about fifteen minutes: bench/scale.ts, with
  * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS, nor `import`, a million places
  * imported from a file and exported again in four to six minutes, after the
- * other groups: bench/import.ts, with BENCH_IMPORT_PLACES),
+ * other groups: bench/import.ts, with BENCH_IMPORT_PLACES, nor `http`, the
+ * service as `npm start` serves it, over HTTP, in about twelve minutes:
+ * bench/http.ts, with BENCH_HTTP_C1 and BENCH_HTTP_C16),
  * BENCH_FRESHNESS_SAMPLES (100 writes timed to visible by the `public` group:
  * bench/public.ts).
  */
@@ -55,7 +57,7 @@ const DEADLINE_MS =
     (withPublic ? 5 : 0) +
     (withScale ? 30 : 0) +
     (withImport ? 20 : 0) +
-    (withHttp ? 12 : 0)) *
+    (withHttp ? 15 : 0)) *
   60 *
   1000;
 const started = performance.now();
@@ -269,7 +271,7 @@ async function main() {
   if (otherGroups) await runMain(bundle);
   if (withHttp) {
     const load = startLoad();
-    const http = await measureHttp(join(dir, "http"), bundle, load.run, log);
+    const http = await measureHttp(join(dir, "http"), bundle, load.run, log, (stop) => cleanups.push(stop));
     load.child.kill();
     await writeResult(resultPath("http.json"), http);
     console.log(renderHttp(http));
