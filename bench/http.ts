@@ -31,9 +31,8 @@ import { devFlags, ROOT } from "../scripts/lib/wrangler.ts";
 import { applyLocalMigrations, withLocalBindings } from "../scripts/seed/local.ts";
 import type { LoadRequest, LoadResult } from "./load.ts";
 import { machine } from "./report.ts";
-import { cpuMillisOf, SIGNING_KEY, type Bundle } from "./runtime.ts";
+import { cpuMillisOf, SIGNING_KEY, startRuntime, type Bundle } from "./runtime.ts";
 import { seed, type Seeded } from "./seed.ts";
-import { startStack } from "./setup.ts";
 
 export const HTTP_SETTINGS = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
@@ -258,7 +257,7 @@ export type HttpReport = {
 
 /**
  * `start` again on a fresh directory if it fails: on a loaded machine workerd now and then drops the
- * connection during the 104,000-row insert of the seed (bench/seed.ts), which takes 15 s then.
+ * connection during the 104,000-row insert of the seed (bench/seed.ts), which takes 15 s and more then.
  */
 async function retried<T>(log: Log, what: string, start: (attempt: number) => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
@@ -294,17 +293,6 @@ export async function measureHttp(
   };
   mkdirSync(dir, { recursive: true });
   try {
-    // The service on Miniflare as the other groups run it, with its own seeded database and token.
-    const stack = await retried(log, "Miniflare stack", (n) => startStack(join(dir, `miniflare-${n}`), { bundle }));
-    stopping(() => stack.rt.dispose());
-    const miniflare: Server = {
-      key: "miniflare",
-      label: "service, Miniflare API (npm run bench)",
-      base: stack.rt.api.origin,
-      processes: { worker: stack.rt.workerdPid! },
-      stop: () => stack.rt.dispose(),
-    };
-
     // The state npm start would have: migrations applied by wrangler, then the bench's rows.
     let state = "";
     const seeded = await retried(log, "seeding", (n) => {
@@ -317,6 +305,21 @@ export async function measureHttp(
     const copy = (name: string) => {
       cpSync(state, join(dir, name), { recursive: true });
       return join(dir, name);
+    };
+
+    // The service on Miniflare as the other groups run it, on a copy of the same database: wrangler
+    // keeps it under <persist-to>/v3 by the database id of wrangler.toml.
+    const rt = await startRuntime(join(copy("state-miniflare"), "v3"), {
+      api: bundle,
+      databaseId: readConfig().d1_databases[0]!.database_id,
+    });
+    stopping(() => rt.dispose());
+    const miniflare: Server = {
+      key: "miniflare",
+      label: "service, Miniflare API (npm run bench)",
+      base: rt.api.origin,
+      processes: { worker: rt.workerdPid! },
+      stop: () => rt.dispose(),
     };
     const service = (name: string, label: string, change?: (config: RawConfig) => void) => {
       const config = servedConfig(join(dir, `${name}.json`), change);
@@ -356,16 +359,13 @@ export async function measureHttp(
 
     const tokens = new Map<string, string>();
     for (const server of servers.filter((s) => !s.key.startsWith("bare"))) {
-      tokens.set(server.key, await token(server.base, server.key === "miniflare" ? stack.seeded : seeded));
+      tokens.set(server.key, await token(server.base, seeded));
     }
-    const seededOf = (server: Server) => (server.key === "miniflare" ? stack.seeded : seeded);
     // The breakdown copies only for GET by id: they explain it; the page pays the same.
     const targetsOf = (scenario: Scenario) => servers.filter((s) => scenario.key === "get" || !BREAKDOWN.has(s.key));
     const request = (server: Server, scenario: Scenario, connections: number, amount: number): LoadRequest => ({
       method: "GET",
-      url:
-        server.base +
-        (server.key.startsWith("bare") ? scenario.bare(seededOf(server)) : scenario.path(seededOf(server))),
+      url: server.base + (server.key.startsWith("bare") ? scenario.bare(seeded) : scenario.path(seeded)),
       headers: server.key.startsWith("bare") ? {} : { Authorization: `Bearer ${tokens.get(server.key)}` },
       connections,
       seconds: 0,

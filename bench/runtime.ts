@@ -91,7 +91,15 @@ export type Runtime = {
  * group's setup, the limiter bound to the service and the bare Worker, and the service once more
  * without it (`unlimited`), so the local limiter's cost can be told apart (bench/public.ts).
  */
-type Workers = { api?: Bundle; baselines?: boolean; reference?: boolean; publicMaps?: boolean; inspectorPort?: number };
+type Workers = {
+  api?: Bundle;
+  baselines?: boolean;
+  reference?: boolean;
+  publicMaps?: boolean;
+  inspectorPort?: number;
+  /** The D1 database id, for a state directory written by wrangler (bench/http.ts); the bench's own otherwise. */
+  databaseId?: string;
+};
 
 const quietLog = () => new Log(LogLevel.WARN);
 
@@ -105,7 +113,7 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   const compat = { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
   const socket = [{ host: "127.0.0.1", port: 0 }];
   const base = { ...compat, modules: true, unsafeDirectSockets: socket };
-  const storage = { d1Databases: { DB: DB_ID }, r2Buckets: { MEDIA: "bench-media" } };
+  const storage = { d1Databases: { DB: workers.databaseId ?? DB_ID }, r2Buckets: { MEDIA: "bench-media" } };
   const list: Record<string, unknown>[] = [];
   if (workers.api) {
     const service = {
