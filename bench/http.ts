@@ -107,6 +107,18 @@ function listeningPorts(pid: number): number[] {
   return ports;
 }
 
+/** Process groups of the `wrangler dev` servers still running: killed whenever this process exits. */
+const running = new Set<number>();
+process.on("exit", () => {
+  for (const group of running) {
+    try {
+      process.kill(-group, "SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
+
 /**
  * `wrangler dev` with `flags` on a free port, in its own process group; resolves once it answers.
  * Of its processes, the workerd listening on that port runs wrangler's proxy, the other one the Worker.
@@ -121,6 +133,8 @@ async function serveDev(key: string, label: string, flags: string[]): Promise<Se
     stdio: ["ignore", "pipe", "pipe"],
     env: { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", CI: "true" },
   });
+  running.add(child.pid!);
+  child.once("exit", () => running.delete(child.pid!));
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => void (output.length < 100_000 && (output += chunk)));
   child.stderr.on("data", (chunk: Buffer) => void (output.length < 100_000 && (output += chunk)));
