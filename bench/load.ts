@@ -20,6 +20,8 @@ export type LoadRequest = {
   countHeader?: string;
   connections: number;
   seconds: number;
+  /** A fixed number of requests instead of a fixed time (then `seconds` is ignored). */
+  amount?: number;
 };
 
 export type LoadResult = {
@@ -53,6 +55,8 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
     for (let i = 0; i < headers.length; i += 2) if (headers[i]!.toLowerCase() === counted) value = headers[i + 1]!;
     headerValues[value] = (headerValues[value] ?? 0) + 1;
   };
+  const started = performance.now();
+  let lastResponse = started;
   return new Promise((resolve, reject) => {
     const instance = autocannon(
       {
@@ -61,7 +65,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
         headers: request.headers,
         body,
         connections: request.connections,
-        duration: request.seconds,
+        ...(request.amount ? { amount: request.amount } : { duration: request.seconds }),
         timeout: 30,
         idReplacement: request.uniqueIds ?? false,
         ...(counted && { setupClient: (client) => client.on("headers", countValues) }),
@@ -73,7 +77,9 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
         for (const value of sorted) total += value;
         resolve({
           // Completed 2xx responses over the measured time, not autocannon's per-second sample mean.
-          rps: count / (result.duration || request.seconds),
+          // A run of a fixed number of requests ends on autocannon's next whole-second tick: it is
+          // timed from its start to its last response instead.
+          rps: count / (request.amount ? (lastResponse - started) / 1000 : result.duration || request.seconds),
           requests: result.requests.total,
           p50: percentile(sorted, 50),
           p99: percentile(sorted, 99),
@@ -91,6 +97,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
       },
     );
     instance.on("response", (_client: unknown, status: number, _bytes: number, responseTime: number) => {
+      lastResponse = performance.now();
       if (status < 200 || status > 299) return;
       if (count === latencies.length) {
         const grown = new Float64Array(latencies.length * 2);

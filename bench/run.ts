@@ -11,7 +11,9 @@
  * `scale`, which takes about fifteen minutes: bench/scale.ts, with
  * BENCH_SCALE_SIZES and BENCH_SCALE_SECONDS, nor `import`, a million places
  * imported from a file and exported again in four to six minutes, after the
- * other groups: bench/import.ts, with BENCH_IMPORT_PLACES),
+ * other groups: bench/import.ts, with BENCH_IMPORT_PLACES, nor `http`, the
+ * service as `npm start` serves it, over HTTP, in about twelve minutes:
+ * bench/http.ts, with BENCH_HTTP_C1 and BENCH_HTTP_C16),
  * BENCH_FRESHNESS_SAMPLES (100 writes timed to visible by the `public` group:
  * bench/public.ts).
  */
@@ -27,6 +29,7 @@ import { buildBundle, cpuMillisOf, startRuntime, workerdChild, type Bundle } fro
 import { measureMemory } from "./memory.ts";
 import { runImportGroup } from "./import.ts";
 import { measureFreshness } from "./public.ts";
+import { measureHttp, renderHttp } from "./http.ts";
 import { GOALS, buildGroups, type Group } from "./scenarios.ts";
 import { measureScale, renderScale } from "./scale.ts";
 import { SCALE } from "./seed.ts";
@@ -43,12 +46,20 @@ const settings = {
 /** The scale and import groups write a million rows each: only when asked for by name. */
 const withScale = settings.groups?.includes("scale") ?? false;
 const withImport = settings.groups?.includes("import") ?? false;
-const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale");
+/** `wrangler dev` served over HTTP, as `npm start` serves it: about five minutes, only when named. */
+const withHttp = settings.groups?.includes("http") ?? false;
+const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale" && g !== "http");
 /** Eight targets and a hundred writes timed to visible: about four minutes. */
 const withPublic = settings.groups?.includes("public") ?? true;
 /** Whatever happens, the run ends before this; the long groups have budgets of their own on top. */
 const DEADLINE_MS =
-  ((otherGroups ? 9.5 : 0) + (withPublic ? 5 : 0) + (withScale ? 30 : 0) + (withImport ? 20 : 0)) * 60 * 1000;
+  ((otherGroups ? 9.5 : 0) +
+    (withPublic ? 5 : 0) +
+    (withScale ? 30 : 0) +
+    (withImport ? 20 : 0) +
+    (withHttp ? 15 : 0)) *
+  60 *
+  1000;
 const started = performance.now();
 const dir = mkdtempSync(join(tmpdir(), "poi-bench-"));
 const log = (message: string) =>
@@ -258,6 +269,13 @@ async function main() {
   const bundle = buildBundle(join(dir, "bundle"));
   log(`bundle: ${bundle.bytes} bytes, ${bundle.gzipBytes} gzip (${bundle.wranglerReport ?? "no wrangler report"})`);
   if (otherGroups) await runMain(bundle);
+  if (withHttp) {
+    const load = startLoad();
+    const http = await measureHttp(join(dir, "http"), bundle, load.run, log, (stop) => cleanups.push(stop));
+    load.child.kill();
+    await writeResult(resultPath("http.json"), http);
+    console.log(renderHttp(http));
+  }
   if (withScale) {
     const scale = await measureScale(join(dir, "scale"), bundle, log);
     await writeResult(resultPath("scale.json"), scale);

@@ -99,6 +99,8 @@ type Workers = {
   inspectorPort?: number;
   /** D1 bindings besides DB that hold accounts' content (docs/scaling.md): bound to the service, named in SHARDS. */
   shards?: string[];
+  /** The D1 database id, for a state directory written by wrangler (bench/http.ts); the bench's own otherwise. */
+  databaseId?: string;
 };
 
 const quietLog = () => new Log(LogLevel.WARN);
@@ -115,7 +117,10 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   const base = { ...compat, modules: true, unsafeDirectSockets: socket };
   const shards = workers.shards ?? [];
   const storage = {
-    d1Databases: { DB: DB_ID, ...Object.fromEntries(shards.map((name) => [name, `${DB_ID}-${name}`])) },
+    d1Databases: {
+      DB: workers.databaseId ?? DB_ID,
+      ...Object.fromEntries(shards.map((name) => [name, `${DB_ID}-${name}`])),
+    },
     r2Buckets: { MEDIA: "bench-media" },
   };
   const list: Record<string, unknown>[] = [];

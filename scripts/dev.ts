@@ -17,7 +17,7 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { clientAccepts, createClient, type Execute } from "./lib/registry.ts";
 import { migrateAll } from "./lib/shards.ts";
-import { d1Execute, ROOT, spawnWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { d1Execute, devFlags, ROOT, spawnWrangler, type Target } from "./lib/wrangler.ts";
 import { offerSeed } from "./seed/local.ts";
 
 const DEV_VARS = join(ROOT, ".dev.vars");
@@ -123,7 +123,7 @@ function printWelcome(baseUrl: string, client: DevClient): void {
 
 /** Runs `wrangler dev` in the foreground; signals sent to this process are passed on. */
 function runDev(target: Target, port: number, extra: string[]): Promise<number> {
-  const child = spawnWrangler(["dev", ...targetFlags(target), "--port", String(port), ...extra]);
+  const child = spawnWrangler(["dev", ...devFlags(target), "--port", String(port), ...extra]);
   const forward = (signal: NodeJS.Signals) => child.kill(signal);
   for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) process.on(signal, forward);
   return new Promise((resolve, reject) => {

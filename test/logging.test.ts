@@ -11,27 +11,35 @@ import type { RequestLogLine } from "../src/http/logging";
 import { BASE, basic, call, caller, createClient, createPinpoint } from "./helpers";
 
 let log: MockInstance<typeof console.log>;
+let info: MockInstance<typeof console.info>;
 let error: MockInstance<typeof console.error>;
 beforeEach(() => {
   log = vi.spyOn(console, "log").mockImplementation(() => {});
+  info = vi.spyOn(console, "info").mockImplementation(() => {});
   error = vi.spyOn(console, "error").mockImplementation(() => {});
 });
 afterEach(() => {
   vi.restoreAllMocks();
 });
 
-/** Runs `request` and returns the one line it logged, checking it is a single JSON object. */
+/**
+ * Runs `request` and returns the one line it logged, checking it is a single JSON object written
+ * with the console method of its level (console.info for info, console.log for error).
+ */
 async function loggedLine(request: () => Promise<Response>): Promise<{ line: RequestLogLine; text: string }> {
   log.mockClear();
+  info.mockClear();
   const response = await request();
   await response.body?.cancel();
-  expect(log).toHaveBeenCalledTimes(1);
-  const [text, ...rest] = log.mock.calls[0]!;
+  const calls = [...log.mock.calls, ...info.mock.calls];
+  expect(calls).toHaveLength(1);
+  const [text, ...rest] = calls[0]!;
   expect(rest).toEqual([]);
   expect(typeof text).toBe("string");
   expect(text).not.toContain("\n");
   const line = JSON.parse(text as string) as RequestLogLine;
   expect(line.status).toBe(response.status);
+  expect(line.level === "info" ? info : log).toHaveBeenCalledTimes(1);
   return { line, text: text as string };
 }
 

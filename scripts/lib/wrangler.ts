@@ -30,6 +30,14 @@ export function targetFlags(target: Target): string[] {
   return target.persistTo === undefined ? ["--local"] : ["--local", "--persist-to", resolve(target.persistTo)];
 }
 
+/**
+ * `wrangler dev`'s flags as `npm start` runs it (scripts/dev.ts), also what the bench's `http`
+ * group serves (bench/http.ts), so the benchmark measures what a user meets.
+ */
+export function devFlags(target: Target): string[] {
+  return targetFlags(target);
+}
+
 /** A wrangler command that failed; `message` is wrangler's own explanation when it gave one. */
 export class WranglerError extends Error {
   override name = "WranglerError";

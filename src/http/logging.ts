@@ -69,5 +69,8 @@ export const requestLog = createMiddleware<AppEnv>(async function requestLog(c, 
     client_id: principal?.kind === "client" ? principal.clientId : null,
     key_id: principal?.kind === "key" ? principal.keyId : null,
   };
-  console.log(JSON.stringify(line));
+  // console.info for the lines at level info: Workers Logs files them as info, and `wrangler dev`
+  // prints them as they are, where it runs every console.log line through its source-map rewriter.
+  if (line.level === "info") console.info(JSON.stringify(line));
+  else console.log(JSON.stringify(line));
 });
