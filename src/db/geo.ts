@@ -30,13 +30,23 @@ export function distance(a: Point, b: Point): number {
   return 2 * EARTH_RADIUS * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
-/** SQL for the distance in metres from `from` to the row at (`latitude`, `longitude`). */
-export function distanceSql(from: Point, latitude: SQL | unknown, longitude: SQL | unknown): SQL {
-  const lat = rad(from.latitude);
+/**
+ * SQL for the distance in metres from `from` to the row at (`latitude`, `longitude`).
+ * `inline` writes the point's numbers into the SQL text instead of binding them,
+ * for a statement that repeats the formula beyond D1's 100 bound parameters.
+ */
+export function distanceSql(
+  from: Point,
+  latitude: SQL | unknown,
+  longitude: SQL | unknown,
+  { inline = false } = {},
+): SQL {
+  const value = (n: number) => (inline ? sql.raw(String(n)) : sql`${n}`);
+  const lat = value(rad(from.latitude));
   // D1 refuses power(); a square is a product.
   const halfLat = sql`sin((radians(${latitude}) - ${lat}) / 2)`;
-  const halfLon = sql`sin((radians(${longitude}) - ${rad(from.longitude)}) / 2)`;
-  return sql`(${2 * EARTH_RADIUS} * asin(min(1, sqrt(${halfLat} * ${halfLat} + ${Math.cos(lat)} * cos(radians(${latitude})) * ${halfLon} * ${halfLon}))))`;
+  const halfLon = sql`sin((radians(${longitude}) - ${value(rad(from.longitude))}) / 2)`;
+  return sql`(${value(2 * EARTH_RADIUS)} * asin(min(1, sqrt(${halfLat} * ${halfLat} + ${value(Math.cos(rad(from.latitude)))} * cos(radians(${latitude})) * ${halfLon} * ${halfLon}))))`;
 }
 
 /** The one or two boxes (split at the antimeridian) that make up `box`. */

@@ -1,24 +1,52 @@
 /**
  * Nearest first without reading the whole account: the page is read within a
- * circle around the point, the smallest that can hold it, grown fourfold
- * until the page is full (or the circle is the radius asked for). A page of
- * rows all within the circle is the right page, since every row outside it
- * is farther.
+ * circle around the point, the smallest of a ladder of circles that holds it,
+ * grown fourfold until the page is full (or the circle is the radius asked
+ * for). A page of rows all within the circle is the right page, since every
+ * row outside it is farther.
  *
- * The first circle comes from a probe that counts, capped at a page, the
- * account's pinpoints in the boxes around circles of 125 m, 250 m, …
- * 16,384 km, and takes the first box that holds a page: the circle through
- * that box's corners (√2 times its radius) holds the box, so a page reads
- * about the same number of rows in a dense city as in an empty ocean. Probe
- * and read are one statement: the probe's answer picks, inside SQLite, the
- * row of a table of candidate circles whose radius and boxes the read uses.
+ * The circle comes from a probe that counts, capped at a page, the account's
+ * index entries inside each circle of the ladder and beyond the page's start
+ * (the distance the cursor resumes from): the ladder's radii are that start
+ * plus 125 m, 250 m, … 16,384 km, then plus the three quarter-octave steps
+ * below the first that holds a page. The probe measures the circle itself (by
+ * the distance of the index's own coordinates), not the boxes around it, so a
+ * circle holds what the probe counted wherever it lies: near a pole, where the
+ * boxes are latitude bands around every longitude, as on the equator. And it
+ * counts what lies beyond the start, so a later page reads the ring it needs,
+ * not a circle as wide as the first page's around an empty centre (a point
+ * at the North Pole, whose nearest places are two thousand kilometres off).
+ * The quarter octaves bound the rows a page reads where the places are few
+ * near the point and many a little farther. Probe and read are one
+ * statement: the probe's answer picks, inside SQLite, the circle whose
+ * radius and boxes the read uses.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { circleRects, HALF_CIRCUMFERENCE, intersect, rects, rtreeIds, widen, type BBox, type Point } from "./geo";
+import {
+  circleRects,
+  distanceSql,
+  HALF_CIRCUMFERENCE,
+  intersect,
+  rects,
+  rtreeIds,
+  widen,
+  type BBox,
+  type Point,
+} from "./geo";
 import type { Bound } from "./keyset";
 import { rawRows } from "./raw-rows";
 
-const PROBE_RADII = Array.from({ length: 18 }, (_, i) => 125 * 2 ** i);
+/** Eighths of an octave: the ladder's steps, 125 m to 16,384 km beyond the start. */
+const STEPS_PER_OCTAVE = 8;
+const STEPS = Array.from({ length: 17 * STEPS_PER_OCTAVE + 1 }, (_, i) => 125 * 2 ** (i / STEPS_PER_OCTAVE));
+
+/**
+ * How far the index's 32-bit coordinates (rounded outward, src/db/geo.ts) may put a
+ * place from where it is, in metres: 1.5e-5° of longitude and 7.6e-6° of latitude at
+ * most, under 3 m together. The probe counts a place only when it is this far inside
+ * the ring, so every place it counts lies in the circle the read uses.
+ */
+const INDEX_ERROR = 5;
 
 const WORLD: BBox = { minLon: -180, maxLon: 180, minLat: -90, maxLat: 90 };
 
@@ -66,16 +94,17 @@ export async function nearestPage(
   // Backwards, every row of the page is nearer than the bound: one circle holds them all.
   if (bound?.direction === "before") return read(Math.min(cap, Number(bound.key[0])));
   const from = bound ? Number(bound.key[0]) : 0;
-  const radii = PROBE_RADII.filter((r) => 2 * r < cap);
-  // The circle each answer of the probe reads: level i the one through the corners of box i; -1 (no box holds a page) `cap`.
-  const radiusOf = (level: number) => (level < 0 ? cap : Math.min(cap, from + Math.SQRT2 * radii[level]!));
-  let rows = await rawRows(d1, probedPage(options, radii, radiusOf, page));
+  const radii = STEPS.map((step) => from + step).filter((r) => r < cap);
+  // The circle each answer of the probe reads: step i the ladder's, past the last (no circle holds a page) `cap`.
+  const radiusOf = (step: number) => radii[step] ?? cap;
+  const ladder = { from, radii, radiusOf };
+  let rows = await rawRows(d1, probedPage(options, ladder, page));
   if (rows.length >= take) return rows;
   // Short (filters the probe does not apply): grow from the circle read, asking the probe again if no row told it.
-  const level = rows.length
+  const step = rows.length
     ? Number(rows[0]!.search_level)
-    : Number((await rawRows(d1, sql`WITH ${probe(options, radii)} SELECT level FROM probe`))[0]!.level);
-  let radius = radiusOf(level);
+    : Number((await rawRows(d1, sql`WITH ${probe(options, ladder)} SELECT step FROM probe`))[0]!.step);
+  let radius = radiusOf(step);
   while (rows.length < take && radius < cap) {
     radius = Math.min(cap, radius * 4);
     rows = await read(radius);
@@ -83,64 +112,70 @@ export async function nearestPage(
   return rows;
 }
 
-/** VALUES rows `(level, radius, min_lon, max_lon, min_lat, max_lat)`, one per box; a row no entry overlaps if none. */
-function boxRows(levels: { level: number; radius: number }[], near: Point, bbox: BBox | undefined): SQL {
-  const rows = levels.flatMap(({ level, radius }) =>
+type Ladder = { from: number; radii: number[]; radiusOf: (step: number) => number };
+
+/** VALUES rows `(step, radius, min_lon, max_lon, min_lat, max_lat)`, one per box; a row no entry overlaps if none. */
+function boxRows(steps: { step: number; radius: number }[], near: Point, bbox: BBox | undefined): SQL {
+  const rows = steps.flatMap(({ step, radius }) =>
     searchRects(near, radius, bbox).map((r) => {
       const bounds = [widen(r.minLon, -1), widen(r.maxLon, 1), widen(r.minLat, -1), widen(r.maxLat, 1)];
-      return `(${[level, radius, ...bounds].join(", ")})`;
+      return `(${[step, radius, ...bounds].join(", ")})`;
     }),
   );
-  return sql.raw(rows.length ? rows.join(", ") : "(-1, 0, 1000, 1000, 1000, 1000)");
+  return sql.raw(rows.length ? rows.join(", ") : "(-2, 0, 1000, 1000, 1000, 1000)");
 }
 
-/** R*Tree bounds from the columns of the box table row `alias`. */
-const rtreeWithin = (accountId: number, alias: string) => {
-  const [account, box] = [literal(Math.trunc(accountId)), sql.raw(alias)];
-  return sql`min_account <= ${account} AND max_account >= ${account} AND max_lon >= ${box}.min_lon AND min_lon <= ${box}.max_lon AND max_lat >= ${box}.min_lat AND min_lat <= ${box}.max_lat`;
+/** R*Tree bounds of the index table `entry` from the columns of the box table row `box`. */
+const rtreeWithin = (accountId: number, box: string, entry = "pinpoints_rtree") => {
+  const [account, b, e] = [literal(Math.trunc(accountId)), sql.raw(box), sql.raw(entry)];
+  return sql`${e}.min_account <= ${account} AND ${e}.max_account >= ${account} AND ${e}.max_lon >= ${b}.min_lon AND ${e}.min_lon <= ${b}.max_lon AND ${e}.max_lat >= ${b}.min_lat AND ${e}.min_lat <= ${b}.max_lat`;
 };
 
 /**
- * The CTEs `probes` (the probe circles' boxes, smallest first) and `probe`:
- * the level of the first box holding a page of the account's entries, or -1.
- * The boxes are read in the order written and the first that holds stops the
- * search. A level split into two boxes counts each alone, so one whose page is
- * split may be passed over for the next: a larger circle, as right.
+ * The CTEs `boxes` (every circle's boxes, by step; the cap's circle is step
+ * `radii.length`), `octave` (the first whole-octave step whose circle holds a page
+ * beyond the start, or the cap's) and `probe`: the first step that holds one,
+ * found between the octave below and that one by halving (three counts). The
+ * octaves are read in the order written and the first that holds stops the search.
  */
-function probe({ accountId, near, bbox, take }: NearestOptions, radii: number[]): SQL {
-  const probes = boxRows(
-    radii.map((radius, level) => ({ level, radius })),
-    near,
-    bbox,
-  );
-  const count = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree WHERE ${rtreeWithin(accountId, "probes")} LIMIT ${literal(take)}))`;
-  return sql`probes(level, radius, min_lon, max_lon, min_lat, max_lat) AS (VALUES ${probes}),
-    probe(level) AS MATERIALIZED (SELECT coalesce((SELECT level FROM probes WHERE ${count} >= ${literal(take)} LIMIT 1), -1))`;
+function probe({ accountId, near, bbox, take }: NearestOptions, { from, radii, radiusOf }: Ladder): SQL {
+  const capStep = literal(radii.length);
+  const steps = [...radii.keys(), radii.length].map((step) => ({ step, radius: radiusOf(step) }));
+  const octaves = radii.flatMap((_, step) => (step % STEPS_PER_OCTAVE === 0 ? [`(${step})`] : []));
+  const d = distanceSql(near, sql`(entry.min_lat + entry.max_lat) / 2`, sql`(entry.min_lon + entry.max_lon) / 2`, {
+    inline: true,
+  });
+  const holds = (step: SQL) =>
+    sql`(SELECT count(*) FROM (SELECT 1 FROM boxes AS box CROSS JOIN pinpoints_rtree AS entry WHERE box.step = ${step} AND ${rtreeWithin(accountId, "box", "entry")} AND ${d} > ${literal(from + INDEX_ERROR)} AND ${d} <= box.radius - ${literal(INDEX_ERROR)} LIMIT ${literal(take)})) >= ${literal(take)}`;
+  // Halving (lo, hi]: hi holds a page (or is the cap), lo does not.
+  const halvings = Array.from({ length: Math.log2(STEPS_PER_OCTAVE) }, (_, i) => {
+    const [name, previous] = [`halving${i + 1}`, i === 0 ? "octave" : `halving${i}`];
+    return sql`${sql.raw(name)}(lo, hi) AS MATERIALIZED (SELECT CASE WHEN h THEN lo ELSE m END, CASE WHEN h THEN m ELSE hi END
+      FROM (SELECT lo, hi, m, CASE WHEN hi - lo > 1 THEN ${holds(sql`m`)} ELSE 0 END AS h FROM (SELECT lo, hi, (lo + hi) / 2 AS m FROM ${sql.raw(previous)})))`;
+  });
+  return sql`boxes(step, radius, min_lon, max_lon, min_lat, max_lat) AS (VALUES ${boxRows(steps, near, bbox)}),
+    octaves(step) AS (VALUES ${sql.raw(octaves.length ? octaves.join(", ") : `(${radii.length})`)}),
+    octave(lo, hi) AS MATERIALIZED (SELECT CASE WHEN hi = ${capStep} THEN hi ELSE hi - ${literal(STEPS_PER_OCTAVE)} END, hi FROM (SELECT coalesce((SELECT step FROM octaves WHERE ${holds(sql`octaves.step`)} LIMIT 1), ${capStep}) AS hi)),
+    ${sql.join(
+      halvings,
+      sql`,
+    `,
+    )},
+    probe(step) AS MATERIALIZED (SELECT hi FROM halving${sql.raw(String(halvings.length))})`;
 }
 
 /**
- * One statement: the probe, joined to its row(s) of the table of candidate
- * circles (one per box: a circle split at the antimeridian has two), whose
- * bounds the R*Tree reads. SQLite computes the probe once, before the read.
+ * One statement: the probe, joined to its circle's rows of the table of boxes
+ * (a circle split at the antimeridian has two), whose bounds the R*Tree reads.
+ * SQLite computes the probe once, before the read.
  */
-function probedPage(
-  options: NearestOptions,
-  radii: number[],
-  radiusOf: (level: number) => number,
-  page: (within: Within) => SQL,
-): SQL {
-  const { accountId, near, bbox } = options;
-  const circles = boxRows(
-    [...radii.keys(), -1].map((level) => ({ level, radius: radiusOf(level) })),
-    near,
-    bbox,
-  );
-  return sql`WITH ${probe(options, radii)},
-    circles(level, radius, min_lon, max_lon, min_lat, max_lat) AS (VALUES ${circles})
+function probedPage(options: NearestOptions, ladder: Ladder, page: (within: Within) => SQL): SQL {
+  const { accountId } = options;
+  return sql`WITH ${probe(options, ladder)}
     ${page({
-      tables: sql`probe CROSS JOIN circles AS circle ON circle.level = probe.level CROSS JOIN `,
+      tables: sql`probe CROSS JOIN boxes AS circle ON circle.step = probe.step CROSS JOIN `,
       ids: sql`SELECT id FROM pinpoints_rtree WHERE ${rtreeWithin(accountId, "circle")}`,
       radius: sql`circle.radius`,
-      level: sql`probe.level`,
+      level: sql`probe.step`,
     })}`;
 }
