@@ -8,15 +8,15 @@
  * The circle comes from a probe that counts, capped at a page, the account's
  * index entries inside each circle of the ladder and beyond the page's start
  * (the distance the cursor resumes from): the ladder's radii are that start
- * plus 125 m, 250 m, … 16,384 km, then plus the three quarter-octave steps
- * below the first that holds a page. The probe measures the circle itself (by
+ * plus 125 m (`firstStep`), twice that, … over 17 octaves, then halving to an
+ * eighth of an octave below the first that holds a page. The probe measures the circle itself (by
  * the distance of the index's own coordinates), not the boxes around it, so a
  * circle holds what the probe counted wherever it lies: near a pole, where the
  * boxes are latitude bands around every longitude, as on the equator. And it
  * counts what lies beyond the start, so a later page reads the ring it needs,
  * not a circle as wide as the first page's around an empty centre (a point
  * at the North Pole, whose nearest places are two thousand kilometres off).
- * The quarter octaves bound the rows a page reads where the places are few
+ * The eighth octaves bound the rows a page reads where the places are few
  * near the point and many a little farther. Probe and read are one
  * statement: the probe's answer picks, inside SQLite, the circle whose
  * radius and boxes the read uses.
@@ -36,9 +36,15 @@ import {
 import type { Bound } from "./keyset";
 import { rawRows } from "./raw-rows";
 
-/** Eighths of an octave: the ladder's steps, 125 m to 16,384 km beyond the start. */
+/** Eighths of an octave: the ladder's steps, 17 octaves from the first. */
 const STEPS_PER_OCTAVE = 8;
-const STEPS = Array.from({ length: 17 * STEPS_PER_OCTAVE + 1 }, (_, i) => 125 * 2 ** (i / STEPS_PER_OCTAVE));
+const STEPS = Array.from({ length: 17 * STEPS_PER_OCTAVE + 1 }, (_, i) => 2 ** (i / STEPS_PER_OCTAVE));
+/**
+ * The first step: 125 m, or a 64th of the distance a later page starts from. Every
+ * circle beyond the start holds the rows before it too, which each count reads
+ * again; starting near the ring a later page needs spares counts that find nothing.
+ */
+const firstStep = (from: number) => Math.max(125, from / 64);
 
 /**
  * How far the index's 32-bit coordinates (rounded outward, src/db/geo.ts) may put a
@@ -94,7 +100,7 @@ export async function nearestPage(
   // Backwards, every row of the page is nearer than the bound: one circle holds them all.
   if (bound?.direction === "before") return read(Math.min(cap, Number(bound.key[0])));
   const from = bound ? Number(bound.key[0]) : 0;
-  const radii = STEPS.map((step) => from + step).filter((r) => r < cap);
+  const radii = STEPS.map((step) => from + firstStep(from) * step).filter((r) => r < cap);
   // The circle each answer of the probe reads: step i the ladder's, past the last (no circle holds a page) `cap`.
   const radiusOf = (step: number) => radii[step] ?? cap;
   const ladder = { from, radii, radiusOf };
