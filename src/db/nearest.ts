@@ -8,8 +8,8 @@
  * The circle comes from a probe that counts, capped at a page, the account's
  * index entries inside each circle of the ladder and beyond the page's start
  * (the distance the cursor resumes from): the ladder's radii are that start
- * plus 125 m (`firstStep`), twice that, … over 17 octaves, then halving to an
- * eighth of an octave below the first that holds a page. The probe measures the circle itself (by
+ * plus 125 m (`firstStep`), twice that, … over 17 octaves, then the eighths of
+ * an octave below the first that holds a page. The probe measures the circle itself (by
  * the distance of the index's own coordinates), not the boxes around it, so a
  * circle holds what the probe counted wherever it lies: near a pole, where the
  * boxes are latitude bands around every longitude, as on the equator. And it
@@ -138,50 +138,41 @@ const rtreeWithin = (accountId: number, box: string, entry = "pinpoints_rtree") 
 };
 
 /**
- * The CTEs `boxes` (every circle's boxes, by step; the cap's circle is step
+ * The CTEs `boxes` (every circle's boxes in ladder order; the cap's circle is step
  * `radii.length`), `octave` (the first whole-octave step whose circle holds a page
- * beyond the start, or the cap's) and `probe`: the first step that holds one,
- * found between the octave below and that one by halving (three counts). The
- * octaves are read in the order written and the first that holds stops the search.
+ * beyond the start, or the cap's) and `probe`: the first of the seven steps below
+ * that one that holds a page, or that one. Each count reads the bounds of its own
+ * row (no lookup by step: D1 counts the rows of a materialized table as rows
+ * read), and `boxes` is read in the order written, the first row that holds
+ * stopping the search; CASE keeps the other rows from being counted. A circle
+ * split into two boxes counts each alone, so one whose page is split may be
+ * passed over for the next: a larger circle, as right.
  */
 function probe({ accountId, near, bbox, take }: NearestOptions, { from, radii, radiusOf }: Ladder): SQL {
   const capStep = literal(radii.length);
   const steps = [...radii.keys(), radii.length].map((step) => ({ step, radius: radiusOf(step) }));
-  const octaves = radii.flatMap((_, step) => (step % STEPS_PER_OCTAVE === 0 ? [`(${step})`] : []));
   const d = distanceSql(near, sql`(entry.min_lat + entry.max_lat) / 2`, sql`(entry.min_lon + entry.max_lon) / 2`, {
     inline: true,
   });
-  const holds = (step: SQL) =>
-    sql`(SELECT count(*) FROM (SELECT 1 FROM boxes AS box CROSS JOIN pinpoints_rtree AS entry WHERE box.step = ${step} AND ${rtreeWithin(accountId, "box", "entry")} AND ${d} > ${literal(from + INDEX_ERROR)} AND ${d} <= box.radius - ${literal(INDEX_ERROR)} LIMIT ${literal(take)})) >= ${literal(take)}`;
-  // Halving (lo, hi]: hi holds a page (or is the cap), lo does not.
-  const halvings = Array.from({ length: Math.log2(STEPS_PER_OCTAVE) }, (_, i) => {
-    const [name, previous] = [`halving${i + 1}`, i === 0 ? "octave" : `halving${i}`];
-    return sql`${sql.raw(name)}(lo, hi) AS MATERIALIZED (SELECT CASE WHEN h THEN lo ELSE m END, CASE WHEN h THEN m ELSE hi END
-      FROM (SELECT lo, hi, m, CASE WHEN hi - lo > 1 THEN ${holds(sql`m`)} ELSE 0 END AS h FROM (SELECT lo, hi, (lo + hi) / 2 AS m FROM ${sql.raw(previous)})))`;
-  });
-  return sql`boxes(step, radius, min_lon, max_lon, min_lat, max_lat) AS (VALUES ${boxRows(steps, near, bbox)}),
-    octaves(step) AS (VALUES ${sql.raw(octaves.length ? octaves.join(", ") : `(${radii.length})`)}),
-    octave(lo, hi) AS MATERIALIZED (SELECT CASE WHEN hi = ${capStep} THEN hi ELSE hi - ${literal(STEPS_PER_OCTAVE)} END, hi FROM (SELECT coalesce((SELECT step FROM octaves WHERE ${holds(sql`octaves.step`)} LIMIT 1), ${capStep}) AS hi)),
-    ${sql.join(
-      halvings,
-      sql`,
-    `,
-    )},
-    probe(step) AS MATERIALIZED (SELECT hi FROM halving${sql.raw(String(halvings.length))})`;
+  const holds = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "box", "entry")} AND ${d} > ${literal(from + INDEX_ERROR)} AND ${d} <= box.radius - ${literal(INDEX_ERROR)} LIMIT ${literal(take)})) >= ${literal(take)}`;
+  const octave = literal(STEPS_PER_OCTAVE);
+  return sql`boxes(step, radius, min_lon, max_lon, min_lat, max_lat) AS NOT MATERIALIZED (VALUES ${boxRows(steps, near, bbox)}),
+    octave(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM boxes AS box WHERE CASE WHEN step % ${octave} = 0 AND step < ${capStep} THEN ${holds} ELSE 0 END LIMIT 1), ${capStep})),
+    probe(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM boxes AS box WHERE CASE WHEN step > (SELECT step FROM octave) - ${octave} AND step < (SELECT step FROM octave) THEN ${holds} ELSE 0 END LIMIT 1), (SELECT step FROM octave)))`;
 }
 
 /**
- * One statement: the probe, joined to its circle's rows of the table of boxes
- * (a circle split at the antimeridian has two), whose bounds the R*Tree reads.
+ * One statement: the probe, then its circle's rows of the table of boxes (a
+ * circle split at the antimeridian has two), whose bounds the R*Tree reads.
  * SQLite computes the probe once, before the read.
  */
 function probedPage(options: NearestOptions, ladder: Ladder, page: (within: Within) => SQL): SQL {
   const { accountId } = options;
   return sql`WITH ${probe(options, ladder)}
     ${page({
-      tables: sql`probe CROSS JOIN boxes AS circle ON circle.step = probe.step CROSS JOIN `,
+      tables: sql`(SELECT * FROM boxes WHERE step = (SELECT step FROM probe)) AS circle CROSS JOIN `,
       ids: sql`SELECT id FROM pinpoints_rtree WHERE ${rtreeWithin(accountId, "circle")}`,
       radius: sql`circle.radius`,
-      level: sql`probe.step`,
+      level: sql`circle.step`,
     })}`;
 }
