@@ -33,24 +33,31 @@ export function distance(a: Point, b: Point): number {
   return 2 * EARTH_RADIUS * Math.asin(Math.min(1, Math.sqrt(h)));
 }
 
-/**
- * SQL for the distance in metres from `from` to the row at (`latitude`, `longitude`).
- * `inline` writes the point's numbers into the SQL text instead of binding them,
- * for a statement that repeats the formula beyond D1's 100 bound parameters.
- */
-export function distanceSql(
-  from: Point,
-  latitude: SQL | unknown,
-  longitude: SQL | unknown,
-  { inline = false } = {},
-): SQL {
-  const value = (n: number) => (inline ? sql.raw(String(n)) : sql`${n}`);
-  const lat = value(rad(from.latitude));
+/** SQL of the haversine of the angle from `from` to (`latitude`, `longitude`), numbers bound or written by `value`. */
+function haversineTerm(from: Point, latitude: unknown, longitude: unknown, value: (n: number) => SQL): SQL {
   // D1 refuses power(); a square is a product.
-  const halfLat = sql`sin((radians(${latitude}) - ${lat}) / 2)`;
+  const halfLat = sql`sin((radians(${latitude}) - ${value(rad(from.latitude))}) / 2)`;
   const halfLon = sql`sin((radians(${longitude}) - ${value(rad(from.longitude))}) / 2)`;
-  return sql`(${value(2 * EARTH_RADIUS)} * asin(min(1, sqrt(${halfLat} * ${halfLat} + ${value(Math.cos(rad(from.latitude)))} * cos(radians(${latitude})) * ${halfLon} * ${halfLon}))))`;
+  return sql`${halfLat} * ${halfLat} + ${value(Math.cos(rad(from.latitude)))} * cos(radians(${latitude})) * ${halfLon} * ${halfLon}`;
 }
+
+/** SQL for the distance in metres from `from` to the row at (`latitude`, `longitude`). */
+export function distanceSql(from: Point, latitude: SQL | unknown, longitude: SQL | unknown): SQL {
+  const h = haversineTerm(from, latitude, longitude, (n) => sql`${n}`);
+  return sql`(${2 * EARTH_RADIUS} * asin(min(1, sqrt(${h}))))`;
+}
+
+/**
+ * SQL for the haversine of the distance (`haversine`), which grows with it: a
+ * cheaper comparison than the distance for a statement that makes many. The
+ * numbers are written into the SQL text, as such a statement would pass D1's
+ * 100 bound parameters.
+ */
+export const haversineSql = (from: Point, latitude: SQL, longitude: SQL): SQL =>
+  haversineTerm(from, latitude, longitude, (n) => sql.raw(String(n)));
+
+/** The haversine of `metres` along the sphere (up to half its circumference): what `haversineSql` compares with. */
+export const haversine = (metres: number) => Math.sin(Math.min(metres, HALF_CIRCUMFERENCE) / (2 * EARTH_RADIUS)) ** 2;
 
 /** The one or two boxes (split at the antimeridian) that make up `box`. */
 export function rects(box: BBox): Rect[] {

@@ -8,15 +8,15 @@
  * The circle comes from a probe that counts, capped at a page, the account's
  * index entries inside each circle of the ladder and beyond the page's start
  * (the distance the cursor resumes from): the ladder's radii are that start
- * plus 125 m (`firstStep`), twice that, … over 17 octaves, then the eighths of
- * an octave below the first that holds a page. The probe measures the circle itself (by
+ * plus 125 m (`firstStep`), twice that, … over 17 octaves, then the quarter
+ * octaves below the first that holds a page. The probe measures the circle itself (by
  * the distance of the index's own coordinates), not the boxes around it, so a
  * circle holds what the probe counted wherever it lies: near a pole, where the
  * boxes are latitude bands around every longitude, as on the equator. And it
  * counts what lies beyond the start, so a later page reads the ring it needs,
  * not a circle as wide as the first page's around an empty centre (a point
  * at the North Pole, whose nearest places are two thousand kilometres off).
- * The eighth octaves bound the rows a page reads where the places are few
+ * The quarter octaves bound the rows a page reads where the places are few
  * near the point and many a little farther. Probe and read are one
  * statement: the probe's answer picks, inside SQLite, the circle whose
  * radius and boxes the read uses.
@@ -24,7 +24,8 @@
 import { sql, type SQL } from "drizzle-orm";
 import {
   circleRects,
-  distanceSql,
+  haversine,
+  haversineSql,
   HALF_CIRCUMFERENCE,
   intersect,
   rects,
@@ -36,8 +37,8 @@ import {
 import type { Bound } from "./keyset";
 import { rawRows } from "./raw-rows";
 
-/** Eighths of an octave: the ladder's steps, 17 octaves from the first. */
-const STEPS_PER_OCTAVE = 8;
+/** Quarter octaves: the ladder's steps, 17 octaves from the first. */
+const STEPS_PER_OCTAVE = 4;
 const STEPS = Array.from({ length: 17 * STEPS_PER_OCTAVE + 1 }, (_, i) => 2 ** (i / STEPS_PER_OCTAVE));
 /**
  * The first step: 125 m, or a 64th of the distance a later page starts from. Every
@@ -120,15 +121,19 @@ export async function nearestPage(
 
 type Ladder = { from: number; radii: number[]; radiusOf: (step: number) => number };
 
-/** VALUES rows `(step, radius, min_lon, max_lon, min_lat, max_lat)`, one per box; a row no entry overlaps if none. */
+/**
+ * VALUES rows `(step, radius, within, min_lon, max_lon, min_lat, max_lat)`, one per box (a
+ * row no entry overlaps if none); `within` is the haversine a place the probe counts may
+ * reach.
+ */
 function boxRows(steps: { step: number; radius: number }[], near: Point, bbox: BBox | undefined): SQL {
   const rows = steps.flatMap(({ step, radius }) =>
     searchRects(near, radius, bbox).map((r) => {
       const bounds = [widen(r.minLon, -1), widen(r.maxLon, 1), widen(r.minLat, -1), widen(r.maxLat, 1)];
-      return `(${[step, radius, ...bounds].join(", ")})`;
+      return `(${[step, radius, haversine(radius - INDEX_ERROR), ...bounds].join(", ")})`;
     }),
   );
-  return sql.raw(rows.length ? rows.join(", ") : "(-2, 0, 1000, 1000, 1000, 1000)");
+  return sql.raw(rows.length ? rows.join(", ") : "(-2, 0, 0, 1000, 1000, 1000, 1000)");
 }
 
 /** R*Tree bounds of the index table `entry` from the columns of the box table row `box`. */
@@ -140,8 +145,8 @@ const rtreeWithin = (accountId: number, box: string, entry = "pinpoints_rtree") 
 /**
  * The CTEs `boxes` (every circle's boxes in ladder order; the cap's circle is step
  * `radii.length`), `octave` (the first whole-octave step whose circle holds a page
- * beyond the start, or the cap's) and `probe`: the first of the seven steps below
- * that one that holds a page, or that one. Each count reads the bounds of its own
+ * beyond the start, or the cap's), `probe`: the first of the three steps below
+ * that one that holds a page, or that one, and `circle`, its boxes. Each count reads the bounds of its own
  * row (no lookup by step: D1 counts the rows of a materialized table as rows
  * read), and `boxes` is read in the order written, the first row that holds
  * stopping the search; CASE keeps the other rows from being counted. A circle
@@ -151,14 +156,13 @@ const rtreeWithin = (accountId: number, box: string, entry = "pinpoints_rtree") 
 function probe({ accountId, near, bbox, take }: NearestOptions, { from, radii, radiusOf }: Ladder): SQL {
   const capStep = literal(radii.length);
   const steps = [...radii.keys(), radii.length].map((step) => ({ step, radius: radiusOf(step) }));
-  const d = distanceSql(near, sql`(entry.min_lat + entry.max_lat) / 2`, sql`(entry.min_lon + entry.max_lon) / 2`, {
-    inline: true,
-  });
-  const holds = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "box", "entry")} AND ${d} > ${literal(from + INDEX_ERROR)} AND ${d} <= box.radius - ${literal(INDEX_ERROR)} LIMIT ${literal(take)})) >= ${literal(take)}`;
+  const h = haversineSql(near, sql`(entry.min_lat + entry.max_lat) / 2`, sql`(entry.min_lon + entry.max_lon) / 2`);
+  const holds = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "box", "entry")} AND ${h} > ${literal(haversine(from + INDEX_ERROR))} AND ${h} <= box.within LIMIT ${literal(take)})) >= ${literal(take)}`;
   const octave = literal(STEPS_PER_OCTAVE);
-  return sql`boxes(step, radius, min_lon, max_lon, min_lat, max_lat) AS NOT MATERIALIZED (VALUES ${boxRows(steps, near, bbox)}),
+  return sql`boxes(step, radius, within, min_lon, max_lon, min_lat, max_lat) AS MATERIALIZED (VALUES ${boxRows(steps, near, bbox)}),
     octave(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM boxes AS box WHERE CASE WHEN step % ${octave} = 0 AND step < ${capStep} THEN ${holds} ELSE 0 END LIMIT 1), ${capStep})),
-    probe(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM boxes AS box WHERE CASE WHEN step > (SELECT step FROM octave) - ${octave} AND step < (SELECT step FROM octave) THEN ${holds} ELSE 0 END LIMIT 1), (SELECT step FROM octave)))`;
+    probe(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM boxes AS box WHERE CASE WHEN step > (SELECT step FROM octave) - ${octave} AND step < (SELECT step FROM octave) THEN ${holds} ELSE 0 END LIMIT 1), (SELECT step FROM octave))),
+    circle AS MATERIALIZED (SELECT * FROM boxes WHERE step = (SELECT step FROM probe))`;
 }
 
 /**
@@ -170,7 +174,7 @@ function probedPage(options: NearestOptions, ladder: Ladder, page: (within: With
   const { accountId } = options;
   return sql`WITH ${probe(options, ladder)}
     ${page({
-      tables: sql`(SELECT * FROM boxes WHERE step = (SELECT step FROM probe)) AS circle CROSS JOIN `,
+      tables: sql`circle CROSS JOIN `,
       ids: sql`SELECT id FROM pinpoints_rtree WHERE ${rtreeWithin(accountId, "circle")}`,
       radius: sql`circle.radius`,
       level: sql`circle.step`,
