@@ -43,7 +43,7 @@ const STEPS = Array.from({ length: 17 * STEPS_PER_OCTAVE + 1 }, (_, i) => 2 ** (
 /**
  * The first step: 125 m, or a 64th of the distance a later page starts from. Every
  * circle beyond the start holds the rows before it too, which each count reads
- * again; starting near the ring a later page needs spares counts that find nothing.
+ * again; starting near the ring a later page needs spares the counts that find nothing.
  */
 const firstStep = (from: number) => Math.max(125, from / 64);
 
@@ -145,13 +145,14 @@ const rtreeWithin = (accountId: number, box: string, entry = "pinpoints_rtree") 
 /**
  * The CTEs `boxes` (every circle's boxes in ladder order; the cap's circle is step
  * `radii.length`), `octave` (the first whole-octave step whose circle holds a page
- * beyond the start, or the cap's), `probe`: the first of the three steps below
- * that one that holds a page, or that one, and `circle`, its boxes. Each count reads the bounds of its own
- * row (no lookup by step: D1 counts the rows of a materialized table as rows
- * read), and `boxes` is read in the order written, the first row that holds
- * stopping the search; CASE keeps the other rows from being counted. A circle
- * split into two boxes counts each alone, so one whose page is split may be
- * passed over for the next: a larger circle, as right.
+ * beyond the start, or the cap's), `probe` (the first of the three steps below that
+ * one that holds a page, or that one) and `circle`, its boxes. Each count reads the
+ * bounds of its own row and never looks a step's boxes up: D1 counts every row of a
+ * materialized table a statement reads, and a lookup without an index reads them
+ * all. `boxes` is read in the order written, the first row that holds stopping the
+ * search; CASE keeps the other rows from being counted. A circle split into two
+ * boxes counts each alone, so one whose page is split may be passed over for the
+ * next: a larger circle, as right.
  */
 function probe({ accountId, near, bbox, take }: NearestOptions, { from, radii, radiusOf }: Ladder): SQL {
   const capStep = literal(radii.length);
