@@ -6,40 +6,46 @@
  * row outside it is farther.
  *
  * The circle comes from a probe that counts, capped at a page, the account's
- * index entries inside each circle of the ladder and beyond the page's start
- * (the distance the cursor resumes from): the ladder's radii are that start
- * plus 125 m (`firstStep`), twice that, … over 17 octaves, then the quarter
- * octaves below the first that holds a page. The probe measures the circle itself (by
+ * index entries inside circles beyond the page's start (the distance the
+ * cursor resumes from): first whole octaves, the start plus 125 m
+ * (`firstStep`), twice that, … over 17 octaves, until one holds a page; then
+ * the eighth octaves below that one. The probe measures the circle itself (by
  * the distance of the index's own coordinates), not the boxes around it, so a
  * circle holds what the probe counted wherever it lies: near a pole, where the
  * boxes are latitude bands around every longitude, as on the equator. And it
  * counts what lies beyond the start, so a later page reads the ring it needs,
  * not a circle as wide as the first page's around an empty centre (a point
  * at the North Pole, whose nearest places are two thousand kilometres off).
- * The quarter octaves bound the rows a page reads where the places are few
- * near the point and many a little farther. Probe and read are one
- * statement: the probe's answer picks, inside SQLite, the circle whose
- * radius and boxes the read uses.
+ * The eighth octaves bound the rows a page reads where the places are few
+ * near the point and many a little farther. Only the whole octaves are
+ * written into the statement; the eighth octaves' boxes are the octave's
+ * scaled inside SQLite (`CirclePart`, src/db/geo.ts), which keeps the
+ * statement about as short as one without them (docs/benchmarks.md "Nearest
+ * first near the poles"). Probe and read are one statement: the probe's
+ * answer picks, inside SQLite, the circle whose radius and boxes the read uses.
  */
 import { sql, type SQL } from "drizzle-orm";
 import {
-  circleRects,
-  haversine,
-  haversineSql,
+  circleParts,
+  type CirclePart,
+  EARTH_RADIUS,
+  angleCosine,
+  entryCosineSql,
   HALF_CIRCUMFERENCE,
   intersect,
+  partRect,
   rects,
   rtreeIds,
-  widen,
   type BBox,
   type Point,
 } from "./geo";
 import type { Bound } from "./keyset";
 import { rawRows } from "./raw-rows";
 
-/** Quarter octaves: the ladder's steps, 17 octaves from the first. */
-const STEPS_PER_OCTAVE = 4;
-const STEPS = Array.from({ length: 17 * STEPS_PER_OCTAVE + 1 }, (_, i) => 2 ** (i / STEPS_PER_OCTAVE));
+/** The ladder's whole octaves: 17 from the first step. */
+const OCTAVES = Array.from({ length: 18 }, (_, i) => 2 ** i);
+/** The eighth octaves below an octave, smallest first, as fractions of its distance beyond the start; 0 is the octave itself. */
+const EIGHTHS = [7, 6, 5, 4, 3, 2, 1, 0].map((e) => [e, 2 ** (-e / 8)] as const);
 /**
  * The first step: 125 m, or a 64th of the distance a later page starts from. Every
  * circle beyond the start holds the rows before it too, which each count reads
@@ -57,17 +63,26 @@ const INDEX_ERROR = 5;
 
 const WORLD: BBox = { minLon: -180, maxLon: 180, minLat: -90, maxLat: 90 };
 
-/** The boxes to search for a circle (everywhere from half the circumference on), within the bbox filter if any. */
-export const searchRects = (near: Point, radius: number, bbox: BBox | undefined): BBox[] => {
-  const circle = radius >= HALF_CIRCUMFERENCE ? [WORLD] : circleRects(near, radius);
-  return bbox ? intersect(circle, rects(bbox)) : circle;
-};
+/** A part of a circle's box (src/db/geo.ts) with the box of the bbox filter it is cut to (the world if none). */
+type SearchPart = { part: CirclePart; clip: BBox };
+
+/** The parts of a circle's boxes that overlap the bbox filter, each with the filter's box it overlaps. */
+const searchParts = (near: Point, radius: number, bbox: BBox | undefined): SearchPart[] =>
+  circleParts(near, Math.min(radius, HALF_CIRCUMFERENCE)).flatMap((part) =>
+    (bbox ? rects(bbox) : [WORLD])
+      .filter((clip) => intersect([partRect(near, part)], [clip]).length > 0)
+      .map((clip) => ({ part, clip })),
+  );
+
+/** The boxes to search for a circle, within the bbox filter if any. */
+export const searchRects = (near: Point, radius: number, bbox: BBox | undefined): BBox[] =>
+  searchParts(near, radius, bbox).flatMap(({ part, clip }) => intersect([partRect(near, part)], [clip]));
 
 /**
  * Where a read looks. `tables` goes before the read's first table in its FROM
  * clause (joined with CROSS JOIN, or empty); `ids` is the subquery of the ids
  * the R*Tree proposes, `radius` the distance no row may exceed, and `level`
- * the probe's answer to select as `search_level`.
+ * the probe's answer (the circle's radius) to select as `search_level`.
  */
 export type Within = { tables: SQL; ids: SQL; radius: SQL; level: SQL };
 
@@ -100,18 +115,20 @@ export async function nearestPage(
   };
   // Backwards, every row of the page is nearer than the bound: one circle holds them all.
   if (bound?.direction === "before") return read(Math.min(cap, Number(bound.key[0])));
+  // No row within the bbox filter and the radius: nothing to probe.
+  if (searchParts(near, cap, bbox).length === 0) return [];
   const from = bound ? Number(bound.key[0]) : 0;
-  const radii = STEPS.map((step) => from + firstStep(from) * step).filter((r) => r < cap);
-  // The circle each answer of the probe reads: step i the ladder's, past the last (no circle holds a page) `cap`.
-  const radiusOf = (step: number) => radii[step] ?? cap;
-  const ladder = { from, radii, radiusOf };
+  // The whole octaves below the cap, then the cap: the circle read when none holds a page.
+  const radii = [...OCTAVES.map((octave) => from + firstStep(from) * octave).filter((r) => r < cap), cap];
+  const ladder = { from, radii };
   let rows = await rawRows(d1, probedPage(options, ladder, page));
   if (rows.length >= take) return rows;
   // Short (filters the probe does not apply): grow from the circle read, asking the probe again if no row told it.
-  const step = rows.length
-    ? Number(rows[0]!.search_level)
-    : Number((await rawRows(d1, sql`WITH ${probe(options, ladder)} SELECT step FROM probe`))[0]!.step);
-  let radius = radiusOf(step);
+  let radius = Number(
+    rows.length
+      ? rows[0]!.search_level
+      : (await rawRows(d1, sql`WITH ${probe(options, ladder)} SELECT radius FROM circle LIMIT 1`))[0]!.radius,
+  );
   while (rows.length < take && radius < cap) {
     radius = Math.min(cap, radius * 4);
     rows = await read(radius);
@@ -119,21 +136,37 @@ export async function nearestPage(
   return rows;
 }
 
-type Ladder = { from: number; radii: number[]; radiusOf: (step: number) => number };
+type Ladder = { from: number; radii: number[] };
 
 /**
- * VALUES rows `(step, radius, within, min_lon, max_lon, min_lat, max_lat)`, one per box (a
- * row no entry overlaps if none); `within` is the haversine a place the probe counts may
- * reach.
+ * VALUES rows `(step, radius, lon_center, lon_half, lat_half, clip_min_lon,
+ * clip_max_lon, clip_min_lat, clip_max_lat)`, a row per part of each circle's box
+ * and box of the bbox filter it overlaps, in ladder order.
  */
-function boxRows(steps: { step: number; radius: number }[], near: Point, bbox: BBox | undefined): SQL {
-  const rows = steps.flatMap(({ step, radius }) =>
-    searchRects(near, radius, bbox).map((r) => {
-      const bounds = [widen(r.minLon, -1), widen(r.maxLon, 1), widen(r.minLat, -1), widen(r.maxLat, 1)];
-      return `(${[step, radius, haversine(radius - INDEX_ERROR), ...bounds].join(", ")})`;
+function partRows(radii: number[], near: Point, bbox: BBox | undefined): SQL {
+  const rows = radii.flatMap((radius, step) =>
+    searchParts(near, radius, bbox).map(({ part, clip }) => {
+      const columns = [step, radius, part.lonCenter, part.lonHalf, part.latHalf];
+      return `(${[...columns, clip.minLon, clip.maxLon, clip.minLat, clip.maxLat].join(", ")})`;
     }),
   );
-  return sql.raw(rows.length ? rows.join(", ") : "(-2, 0, 0, 1000, 1000, 1000, 1000)");
+  return sql.raw(rows.join(", "));
+}
+
+/**
+ * SQL columns `within, reach, min_lon, max_lon, min_lat, max_lat` of a circle of
+ * `radius` from a part row scaled by `scale` (the ratio of the radius to the
+ * part's own). `within` and `reach` bound the cosine of the angle to an index
+ * entry (`entryCosineSql`): at least `within`, the probe counts it (its place is
+ * in the circle); below `reach`, its place is outside and the read skips it. The
+ * bounds are the R*Tree's, a hair wider than computed.
+ */
+function scaledBox(near: Point, radius: SQL, scale: SQL): SQL {
+  const [lat, margin] = [literal(near.latitude), literal(1e-9)];
+  const [error, earth] = [literal(INDEX_ERROR), literal(EARTH_RADIUS)];
+  return sql`cos(max(${radius} - ${error}, 0) / ${earth}) AS within, cos(min(${radius} + ${error}, ${literal(HALF_CIRCUMFERENCE)}) / ${earth}) AS reach,
+    max(lon_center - ${scale} * lon_half, clip_min_lon) - ${margin} AS min_lon, min(lon_center + ${scale} * lon_half, clip_max_lon) + ${margin} AS max_lon,
+    max(${lat} - ${scale} * lat_half, clip_min_lat) - ${margin} AS min_lat, min(${lat} + ${scale} * lat_half, clip_max_lat) + ${margin} AS max_lat`;
 }
 
 /** R*Tree bounds of the index table `entry` from the columns of the box table row `box`. */
@@ -143,41 +176,50 @@ const rtreeWithin = (accountId: number, box: string, entry = "pinpoints_rtree") 
 };
 
 /**
- * The CTEs `boxes` (every circle's boxes in ladder order; the cap's circle is step
- * `radii.length`), `octave` (the first whole-octave step whose circle holds a page
- * beyond the start, or the cap's), `probe` (the first of the three steps below that
- * one that holds a page, or that one) and `circle`, its boxes. Each count reads the
- * bounds of its own row and never looks a step's boxes up: D1 counts every row of a
- * materialized table a statement reads, and a lookup without an index reads them
- * all. `boxes` is read in the order written, the first row that holds stopping the
- * search; CASE keeps the other rows from being counted. A circle split into two
- * boxes counts each alone, so one whose page is split may be passed over for the
- * next: a larger circle, as right.
+ * The CTEs `parts` (every circle's box parts in ladder order; the cap's circle is
+ * the last step), `ladder` (their boxes), `octave` (the first step whose circle
+ * holds a page beyond the start, or the cap's), `circles` (that step's circle and
+ * the seven eighth octaves below it, smallest first, their boxes the step's
+ * scaled), `probe` (the first of the eighths that holds a page, or the step's
+ * own, 0; none is counted below the first step, whose circle already holds a
+ * page of a dense neighbourhood) and `circle`, its rows. Each count reads the bounds of its own row and
+ * never looks a step's boxes up: D1 counts every row of a materialized table a
+ * statement reads, and a lookup without an index reads them all. Tables are read
+ * in the order written, the first row that holds stopping the search; CASE keeps
+ * the other rows from being counted. A circle split into two boxes counts each
+ * alone, so one whose page is split may be passed over for the next: a larger
+ * circle, as right.
  */
-function probe({ accountId, near, bbox, take }: NearestOptions, { from, radii, radiusOf }: Ladder): SQL {
-  const capStep = literal(radii.length);
-  const steps = [...radii.keys(), radii.length].map((step) => ({ step, radius: radiusOf(step) }));
-  const h = haversineSql(near, sql`(entry.min_lat + entry.max_lat) / 2`, sql`(entry.min_lon + entry.max_lon) / 2`);
-  const holds = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "box", "entry")} AND ${h} > ${literal(haversine(from + INDEX_ERROR))} AND ${h} <= box.within LIMIT ${literal(take)})) >= ${literal(take)}`;
-  const octave = literal(STEPS_PER_OCTAVE);
-  return sql`boxes(step, radius, within, min_lon, max_lon, min_lat, max_lat) AS MATERIALIZED (VALUES ${boxRows(steps, near, bbox)}),
-    octave(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM boxes AS box WHERE CASE WHEN step % ${octave} = 0 AND step < ${capStep} THEN ${holds} ELSE 0 END LIMIT 1), ${capStep})),
-    probe(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM boxes AS box WHERE CASE WHEN step > (SELECT step FROM octave) - ${octave} AND step < (SELECT step FROM octave) THEN ${holds} ELSE 0 END LIMIT 1), (SELECT step FROM octave))),
-    circle AS MATERIALIZED (SELECT * FROM boxes WHERE step = (SELECT step FROM probe))`;
+function probe({ accountId, near, bbox, bound, take }: NearestOptions, { from, radii }: Ladder): SQL {
+  const capStep = literal(radii.length - 1);
+  const cosine = entryCosineSql(near, "entry");
+  // A first page counts from the point itself; a later one beyond its start.
+  const beyond = bound ? sql`${cosine} < ${literal(angleCosine(from + INDEX_ERROR))} AND ` : sql``;
+  const holds = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "box", "entry")} AND ${beyond}${cosine} >= box.within LIMIT ${literal(take)})) >= ${literal(take)}`;
+  const eighths = sql.raw(EIGHTHS.map(([eighth, fraction]) => `(${eighth}, ${fraction})`).join(", "));
+  return sql`parts(step, radius, lon_center, lon_half, lat_half, clip_min_lon, clip_max_lon, clip_min_lat, clip_max_lat) AS MATERIALIZED (VALUES ${partRows(radii, near, bbox)}),
+    ladder AS MATERIALIZED (SELECT step, ${scaledBox(near, sql`radius`, sql`1`)} FROM parts),
+    octave(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM ladder AS box WHERE CASE WHEN step < ${capStep} THEN ${holds} ELSE 0 END LIMIT 1), ${capStep})),
+    circles AS MATERIALIZED (SELECT eighth, radius, ${scaledBox(near, sql`radius`, sql`radius / part_radius`)} FROM (
+      SELECT eighth.column1 AS eighth, ${literal(from)} + (part.radius - ${literal(from)}) * eighth.column2 AS radius, part.radius AS part_radius, lon_center, lon_half, lat_half, clip_min_lon, clip_max_lon, clip_min_lat, clip_max_lat
+      FROM parts AS part CROSS JOIN (VALUES ${eighths}) AS eighth WHERE part.step = (SELECT step FROM octave)) ORDER BY radius),
+    probe(eighth) AS MATERIALIZED (SELECT coalesce((SELECT eighth FROM circles AS box WHERE CASE WHEN eighth > 0 AND (SELECT step FROM octave) > 0 THEN ${holds} ELSE 0 END LIMIT 1), 0)),
+    circle AS MATERIALIZED (SELECT * FROM circles WHERE eighth = (SELECT eighth FROM probe))`;
 }
 
 /**
  * One statement: the probe, then its circle's rows of the table of boxes (a
- * circle split at the antimeridian has two), whose bounds the R*Tree reads.
- * SQLite computes the probe once, before the read.
+ * circle split at the antimeridian has two), whose bounds the R*Tree reads; only
+ * the entries inside the circle are looked up, which matters where the box is a
+ * band around a pole. SQLite computes the probe once, before the read.
  */
 function probedPage(options: NearestOptions, ladder: Ladder, page: (within: Within) => SQL): SQL {
   const { accountId } = options;
   return sql`WITH ${probe(options, ladder)}
     ${page({
       tables: sql`circle CROSS JOIN `,
-      ids: sql`SELECT id FROM pinpoints_rtree WHERE ${rtreeWithin(accountId, "circle")}`,
+      ids: sql`SELECT id FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "circle", "entry")} AND ${entryCosineSql(options.near, "entry")} >= circle.reach`,
       radius: sql`circle.radius`,
-      level: sql`circle.step`,
+      level: sql`circle.radius`,
     })}`;
 }
