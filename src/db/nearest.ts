@@ -8,21 +8,22 @@
  * The circle comes from a probe that counts, capped at a page, the account's
  * index entries inside circles beyond the page's start (the distance the
  * cursor resumes from): first whole octaves, the start plus 125 m
- * (`firstStep`), twice that, … over 17 octaves, until one holds a page; then
- * the eighth octaves below that one. The probe measures the circle itself (by
- * the distance of the index's own coordinates), not the boxes around it, so a
- * circle holds what the probe counted wherever it lies: near a pole, where the
- * boxes are latitude bands around every longitude, as on the equator. And it
- * counts what lies beyond the start, so a later page reads the ring it needs,
- * not a circle as wide as the first page's around an empty centre (a point
- * at the North Pole, whose nearest places are two thousand kilometres off).
- * The eighth octaves bound the rows a page reads where the places are few
- * near the point and many a little farther. Only the whole octaves are
- * written into the statement; the eighth octaves' boxes are the octave's
- * scaled inside SQLite (`CirclePart`, src/db/geo.ts), which keeps the
- * statement about as short as one without them (docs/benchmarks.md "Nearest
- * first near the poles"). Probe and read are one statement: the probe's
- * answer picks, inside SQLite, the circle whose radius and boxes the read uses.
+ * (`firstStep`), twice that, … over 17 octaves, until one holds a page; then it
+ * narrows that circle, halving the ring between it and the octave below until
+ * the circle holds a page and fewer than four. The probe measures the circle
+ * itself (by the distance of the index's own coordinates), not the boxes
+ * around it, so a circle holds what the probe counted wherever it lies: near a
+ * pole, where the boxes are latitude bands around every longitude, as on the
+ * equator. And it counts what lies beyond the start, so a later page reads the
+ * ring it needs, not a circle as wide as the first page's around an empty
+ * centre (a point at the North Pole, whose nearest places are two thousand
+ * kilometres off). Narrowing bounds the rows a page reads where the places are
+ * few near the point and many a little farther (a city at the edge of an empty
+ * sea). Only the whole octaves are written into the statement; a narrower
+ * circle's boxes are its octave's scaled inside SQLite (`CirclePart`,
+ * src/db/geo.ts), which keeps the statement short (docs/benchmarks.md "Nearest
+ * first near the poles"). Probe and read are one statement: the probe's answer
+ * picks, inside SQLite, the circle whose radius and boxes the read uses.
  */
 import { sql, type SQL } from "drizzle-orm";
 import {
@@ -44,8 +45,15 @@ import { rawRows } from "./raw-rows";
 
 /** The ladder's whole octaves: 17 from the first step. */
 const OCTAVES = Array.from({ length: 18 }, (_, i) => 2 ** i);
-/** The eighth octaves below an octave, smallest first, as fractions of its distance beyond the start; 0 is the octave itself. */
-const EIGHTHS = [7, 6, 5, 4, 3, 2, 1, 0].map((e) => [e, 2 ** (-e / 8)] as const);
+/**
+ * Narrowing stops at a circle holding fewer than this many pages by the index:
+ * where places are spread evenly a circle holding a page holds up to four (its
+ * area over that of the one below, which held less than a page), and reading
+ * those costs less than counting again.
+ */
+const CROWDED = 4;
+/** Narrowing's halvings at most: the ring left is a 4096th of the octave's. */
+const HALVINGS = 12;
 /**
  * The first step: 125 m, or a 64th of the distance a later page starts from. Every
  * circle beyond the start holds the rows before it too, which each count reads
@@ -153,58 +161,87 @@ function partRows(radii: number[], near: Point, bbox: BBox | undefined): SQL {
   return sql.raw(rows.join(", "));
 }
 
+type Bounds = { minLon: SQL; maxLon: SQL; minLat: SQL; maxLat: SQL };
+
+/** The bounds in the columns `min_lon, max_lon, min_lat, max_lat` of `table`. */
+const boundsOf = (table: string): Bounds => {
+  const column = (name: string) => sql.raw(`${table}.${name}`);
+  return { minLon: column("min_lon"), maxLon: column("max_lon"), minLat: column("min_lat"), maxLat: column("max_lat") };
+};
+
 /**
- * SQL columns `within, reach, min_lon, max_lon, min_lat, max_lat` of a circle of
- * `radius` from a part row scaled by `scale` (the ratio of the radius to the
- * part's own). `within` and `reach` bound the cosine of the angle to an index
- * entry (`entryCosineSql`): at least `within`, the probe counts it (its place is
- * in the circle); below `reach`, its place is outside and the read skips it. The
- * bounds are the R*Tree's, a hair wider than computed.
+ * SQL of a circle of `radius` from the columns of a part row scaled by `scale`
+ * (the ratio of the radius to the part's own): its box, a hair wider than
+ * computed, and `within` and `reach`, which bound the cosine of the angle to an
+ * index entry (`entryCosineSql`): at least `within`, the probe counts it (its
+ * place is in the circle); below `reach`, its place is outside and the read skips it.
  */
-function scaledBox(near: Point, radius: SQL, scale: SQL): SQL {
+function scaled(near: Point, radius: SQL, scale: SQL): Bounds & { within: SQL; reach: SQL } {
   const [lat, margin] = [literal(near.latitude), literal(1e-9)];
   const [error, earth] = [literal(INDEX_ERROR), literal(EARTH_RADIUS)];
-  return sql`cos(max(${radius} - ${error}, 0) / ${earth}) AS within, cos(min(${radius} + ${error}, ${literal(HALF_CIRCUMFERENCE)}) / ${earth}) AS reach,
-    max(lon_center - ${scale} * lon_half, clip_min_lon) - ${margin} AS min_lon, min(lon_center + ${scale} * lon_half, clip_max_lon) + ${margin} AS max_lon,
-    max(${lat} - ${scale} * lat_half, clip_min_lat) - ${margin} AS min_lat, min(${lat} + ${scale} * lat_half, clip_max_lat) + ${margin} AS max_lat`;
+  return {
+    within: sql`cos(max(${radius} - ${error}, 0) / ${earth})`,
+    reach: sql`cos(min(${radius} + ${error}, ${literal(HALF_CIRCUMFERENCE)}) / ${earth})`,
+    minLon: sql`max(lon_center - ${scale} * lon_half, clip_min_lon) - ${margin}`,
+    maxLon: sql`min(lon_center + ${scale} * lon_half, clip_max_lon) + ${margin}`,
+    minLat: sql`max(${lat} - ${scale} * lat_half, clip_min_lat) - ${margin}`,
+    maxLat: sql`min(${lat} + ${scale} * lat_half, clip_max_lat) + ${margin}`,
+  };
 }
 
-/** R*Tree bounds of the index table `entry` from the columns of the box table row `box`. */
-const rtreeWithin = (accountId: number, box: string, entry = "pinpoints_rtree") => {
-  const [account, b, e] = [literal(Math.trunc(accountId)), sql.raw(box), sql.raw(entry)];
-  return sql`${e}.min_account <= ${account} AND ${e}.max_account >= ${account} AND ${e}.max_lon >= ${b}.min_lon AND ${e}.min_lon <= ${b}.max_lon AND ${e}.max_lat >= ${b}.min_lat AND ${e}.min_lat <= ${b}.max_lat`;
+/** `scaled` as the columns `within, reach, min_lon, max_lon, min_lat, max_lat`. */
+function scaledBox(near: Point, radius: SQL, scale: SQL): SQL {
+  const c = scaled(near, radius, scale);
+  return sql`${c.within} AS within, ${c.reach} AS reach, ${c.minLon} AS min_lon, ${c.maxLon} AS max_lon, ${c.minLat} AS min_lat, ${c.maxLat} AS max_lat`;
+}
+
+/** R*Tree bounds of the index table `entry` within `box`. */
+const rtreeWithin = (accountId: number, box: Bounds, entry = "pinpoints_rtree") => {
+  const [account, e] = [literal(Math.trunc(accountId)), sql.raw(entry)];
+  return sql`${e}.min_account <= ${account} AND ${e}.max_account >= ${account} AND ${e}.max_lon >= ${box.minLon} AND ${e}.min_lon <= ${box.maxLon} AND ${e}.max_lat >= ${box.minLat} AND ${e}.min_lat <= ${box.maxLat}`;
 };
 
 /**
  * The CTEs `parts` (every circle's box parts in ladder order; the cap's circle is
  * the last step), `ladder` (their boxes), `octave` (the first step whose circle
- * holds a page beyond the start, or the cap's), `circles` (that step's circle and
- * the seven eighth octaves below it, smallest first, their boxes the step's
- * scaled), `probe` (the first of the eighths that holds a page, or the step's
- * own, 0; none is counted below the first step, whose circle already holds a
- * page of a dense neighbourhood) and `circle`, its rows. Each count reads the bounds of its own row and
- * never looks a step's boxes up: D1 counts every row of a materialized table a
- * statement reads, and a lookup without an index reads them all. Tables are read
- * in the order written, the first row that holds stopping the search; CASE keeps
- * the other rows from being counted. A circle split into two boxes counts each
- * alone, so one whose page is split may be passed over for the next: a larger
- * circle, as right.
+ * holds a page beyond the start, or the cap's), `narrow` (the ring between that
+ * circle and the step below halved again and again: a row that takes the half
+ * holding the page's edge, then a row that counts the circle in its middle),
+ * `found` (the narrowest circle found to hold a page) and `circle` (its rows, one
+ * per part, their boxes the step's scaled). Each octave's count reads the bounds
+ * of its own row and never looks a step's boxes up: D1 counts every row of a
+ * materialized table a statement reads, and a lookup without an index reads them
+ * all. The ladder is read in the order written, the first row that holds
+ * stopping the search; CASE keeps the other rows from being counted. An octave's
+ * circle split into two boxes counts each alone, so one whose page is split may
+ * be passed over for the next: a larger circle, as right. Narrowing counts a
+ * circle's parts together, and stops at the first circle holding a page and
+ * fewer than `CROWDED` pages.
  */
 function probe({ accountId, near, bbox, bound, take }: NearestOptions, { from, radii }: Ladder): SQL {
   const capStep = literal(radii.length - 1);
   const cosine = entryCosineSql(near, "entry");
   // A first page counts from the point itself; a later one beyond its start.
   const beyond = bound ? sql`${cosine} < ${literal(angleCosine(from + INDEX_ERROR))} AND ` : sql``;
-  const holds = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "box", "entry")} AND ${beyond}${cosine} >= box.within LIMIT ${literal(take)})) >= ${literal(take)}`;
-  const eighths = sql.raw(EIGHTHS.map(([eighth, fraction]) => `(${eighth}, ${fraction})`).join(", "));
+  const holds = sql`(SELECT count(*) FROM (SELECT 1 FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, boundsOf("box"), "entry")} AND ${beyond}${cosine} >= box.within LIMIT ${literal(take)})) >= ${literal(take)}`;
+  const [page, crowd] = [literal(take), literal(CROWDED * take)];
+  const ring = scaled(near, sql`ring.radius`, sql`ring.radius / part.radius`);
+  const count = sql`(SELECT count(*) FROM (SELECT 1 FROM (SELECT (lo + hi) / 2.0 AS radius) AS ring CROSS JOIN parts AS part CROSS JOIN pinpoints_rtree AS entry
+      WHERE part.step = (SELECT step FROM octave) AND ${rtreeWithin(accountId, ring, "entry")} AND ${beyond}${cosine} >= ${ring.within} LIMIT ${crowd}))`;
+  const stepRadius = (step: SQL) => sql`(SELECT max(radius) FROM parts WHERE step = ${step})`;
   return sql`parts(step, radius, lon_center, lon_half, lat_half, clip_min_lon, clip_max_lon, clip_min_lat, clip_max_lat) AS MATERIALIZED (VALUES ${partRows(radii, near, bbox)}),
     ladder AS MATERIALIZED (SELECT step, ${scaledBox(near, sql`radius`, sql`1`)} FROM parts),
     octave(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM ladder AS box WHERE CASE WHEN step < ${capStep} THEN ${holds} ELSE 0 END LIMIT 1), ${capStep})),
-    circles AS MATERIALIZED (SELECT eighth, radius, ${scaledBox(near, sql`radius`, sql`radius / part_radius`)} FROM (
-      SELECT eighth.column1 AS eighth, ${literal(from)} + (part.radius - ${literal(from)}) * eighth.column2 AS radius, part.radius AS part_radius, lon_center, lon_half, lat_half, clip_min_lon, clip_max_lon, clip_min_lat, clip_max_lat
-      FROM parts AS part CROSS JOIN (VALUES ${eighths}) AS eighth WHERE part.step = (SELECT step FROM octave)) ORDER BY radius),
-    probe(eighth) AS MATERIALIZED (SELECT coalesce((SELECT eighth FROM circles AS box WHERE CASE WHEN eighth > 0 AND (SELECT step FROM octave) > 0 THEN ${holds} ELSE 0 END LIMIT 1), 0)),
-    circle AS MATERIALIZED (SELECT * FROM circles WHERE eighth = (SELECT eighth FROM probe))`;
+    narrow(halving, counted, lo, hi, n) AS (
+      SELECT 0, 0, coalesce(${stepRadius(sql`(SELECT step FROM octave) - 1`)}, ${literal(from)}), ${stepRadius(sql`(SELECT step FROM octave)`)}, NULL
+      UNION ALL
+      SELECT halving + counted, 1 - counted,
+        CASE WHEN counted AND n < ${page} THEN (lo + hi) / 2.0 ELSE lo END, CASE WHEN counted AND n >= ${page} THEN (lo + hi) / 2.0 ELSE hi END,
+        CASE WHEN NOT counted THEN ${count} END
+      FROM narrow WHERE (NOT counted OR n < ${page} OR n >= ${crowd}) AND halving < ${literal(HALVINGS)}),
+    found(radius) AS MATERIALIZED (SELECT CASE WHEN counted AND n >= ${page} THEN (lo + hi) / 2.0 ELSE hi END FROM narrow ORDER BY halving DESC, counted DESC LIMIT 1),
+    circle AS MATERIALIZED (SELECT found.radius AS radius, ${scaledBox(near, sql`found.radius`, sql`found.radius * 1.0 / part.radius`)}
+      FROM found CROSS JOIN parts AS part WHERE part.step = (SELECT step FROM octave))`;
 }
 
 /**
@@ -218,7 +255,7 @@ function probedPage(options: NearestOptions, ladder: Ladder, page: (within: With
   return sql`WITH ${probe(options, ladder)}
     ${page({
       tables: sql`circle CROSS JOIN `,
-      ids: sql`SELECT id FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, "circle", "entry")} AND ${entryCosineSql(options.near, "entry")} >= circle.reach`,
+      ids: sql`SELECT id FROM pinpoints_rtree AS entry WHERE ${rtreeWithin(accountId, boundsOf("circle"), "entry")} AND ${entryCosineSql(options.near, "entry")} >= circle.reach`,
       radius: sql`circle.radius`,
       level: sql`circle.radius`,
     })}`;
