@@ -101,6 +101,22 @@ describe("nearest first near the poles", () => {
     expectNearest(found, c);
   });
 
+  it("a crowd within metres of the North Pole at every longitude, with a radius of 100 m", async () => {
+    // A page's circle is an eighth of the radius asked for here: scaled down that far, its box must still
+    // span every longitude.
+    const b = await caller();
+    const crowd: Point[] = Array.from({ length: 40 }, (_, i) => ({
+      latitude: 90 - (5 + (i % 10)) / 111_195,
+      longitude: -180 + i * 9,
+    }));
+    const insert = env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)");
+    await env.DB.batch(crowd.map((p, i) => insert.bind(b.accountId, `Crowd ${i}`, p.latitude, p.longitude)));
+    const pole = { latitude: 90, longitude: 0 };
+    const found = await walkBothWays<Found>(b, "/v3.0/pinpoints?latitude=90&longitude=0&radius=100&limit=5");
+    const want = crowd.map((p) => distance(pole, p)).sort((x, y) => x - y);
+    expect(found.map((r) => r.distance)).toEqual(want.map((d) => expect.closeTo(d, 3)));
+  });
+
   it.each(CENTERS)("from %s with a radius of 2,500 km and with a bbox", async (_, c) => {
     const radius = 2_500_000;
     expectNearest(

@@ -93,8 +93,8 @@ export function contains(box: BBox, p: Point): boolean {
  */
 export type CirclePart = { lonCenter: number; lonHalf: number; latHalf: number };
 
-/** Longitudes either side enough for every longitude, scaled by as little as a third. */
-const EVERY_LONGITUDE = 540;
+/** Longitudes either side enough for every longitude however far down a circle is scaled (src/db/nearest.ts). */
+const EVERY_LONGITUDE = 1e9;
 
 /** The parts of the box holding every point within `metres` of `center` (Matuschek's bounding coordinates). */
 export function circleParts(center: Point, metres: number): CirclePart[] {

@@ -206,7 +206,9 @@ const rtreeWithin = (accountId: number, box: Bounds, entry = "pinpoints_rtree") 
  * the last step), `ladder` (their boxes), `octave` (the first step whose circle
  * holds a page beyond the start, or the cap's), `narrow` (the ring between that
  * circle and the step below halved again and again: a row that takes the half
- * holding the page's edge, then a row that counts the circle in its middle),
+ * holding the page's edge, then a row that counts the circle in its middle; the
+ * first count is of the step's own circle, unless it is the cap's, so a circle
+ * that is not crowded is read as it is),
  * `found` (the narrowest circle found to hold a page) and `circle` (its rows, one
  * per part, their boxes the step's scaled). Each octave's count reads the bounds
  * of its own row and never looks a step's boxes up: D1 counts every row of a
@@ -228,12 +230,13 @@ function probe({ accountId, near, bbox, bound, take }: NearestOptions, { from, r
   const ring = scaled(near, sql`ring.radius`, sql`ring.radius / part.radius`);
   const count = sql`(SELECT count(*) FROM (SELECT 1 FROM (SELECT (lo + hi) / 2.0 AS radius) AS ring CROSS JOIN parts AS part CROSS JOIN pinpoints_rtree AS entry
       WHERE part.step = (SELECT step FROM octave) AND ${rtreeWithin(accountId, ring, "entry")} AND ${beyond}${cosine} >= ${ring.within} LIMIT ${crowd}))`;
-  const stepRadius = (step: SQL) => sql`(SELECT max(radius) FROM parts WHERE step = ${step})`;
+  const stepRadius = (step: SQL) => sql`(SELECT max(radius) FROM parts WHERE parts.step = ${step})`;
   return sql`parts(step, radius, lon_center, lon_half, lat_half, clip_min_lon, clip_max_lon, clip_min_lat, clip_max_lat) AS MATERIALIZED (VALUES ${partRows(radii, near, bbox)}),
     ladder AS MATERIALIZED (SELECT step, ${scaledBox(near, sql`radius`, sql`1`)} FROM parts),
     octave(step) AS MATERIALIZED (SELECT coalesce((SELECT step FROM ladder AS box WHERE CASE WHEN step < ${capStep} THEN ${holds} ELSE 0 END LIMIT 1), ${capStep})),
     narrow(halving, counted, lo, hi, n) AS (
-      SELECT 0, 0, coalesce(${stepRadius(sql`(SELECT step FROM octave) - 1`)}, ${literal(from)}), ${stepRadius(sql`(SELECT step FROM octave)`)}, NULL
+      SELECT 0, 0, lo, CASE WHEN step = ${capStep} THEN hi ELSE 2 * hi - lo END, NULL FROM (SELECT step,
+        coalesce(${stepRadius(sql`octave.step - 1`)}, ${literal(from)}) AS lo, ${stepRadius(sql`octave.step`)} AS hi FROM octave)
       UNION ALL
       SELECT halving + counted, 1 - counted,
         CASE WHEN counted AND n < ${page} THEN (lo + hi) / 2.0 ELSE lo END, CASE WHEN counted AND n >= ${page} THEN (lo + hi) / 2.0 ELSE hi END,
