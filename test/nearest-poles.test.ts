@@ -6,11 +6,10 @@
  * a bbox; and a page near a pole reads about as many rows as one on the equator
  * (D1's `rows_read`, what the service is billed for, counting the R*Tree's entries).
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { contains, distance, type BBox, type Point } from "../src/db/geo";
 import { searchPinpoints } from "../src/pinpoints/search";
-import { caller, walkBothWays, type Caller } from "./helpers";
+import { caller, contentDb, walkBothWays, type Caller } from "./helpers";
 
 type Found = { id: number; distance: number; latitude: number; longitude: number };
 type Place = Point & { id: number };
@@ -48,16 +47,15 @@ beforeAll(async () => {
       });
     }
   }
+  const db = await contentDb(a.accountId);
   const statements = points.map((p, i) =>
-    env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)").bind(
-      a.accountId,
-      `Place ${i}`,
-      p.latitude,
-      p.longitude,
-    ),
+    db
+      .prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)")
+      .bind(a.accountId, `Place ${i}`, p.latitude, p.longitude),
   );
-  for (let i = 0; i < statements.length; i += 500) await env.DB.batch(statements.slice(i, i + 500));
-  const { results } = await env.DB.prepare("SELECT id, latitude, longitude FROM pinpoints WHERE account_id = ?")
+  for (let i = 0; i < statements.length; i += 500) await db.batch(statements.slice(i, i + 500));
+  const { results } = await db
+    .prepare("SELECT id, latitude, longitude FROM pinpoints WHERE account_id = ?")
     .bind(a.accountId)
     .all<Place>();
   places = results;
@@ -109,8 +107,9 @@ describe("nearest first near the poles", () => {
       latitude: 90 - (5 + (i % 10)) / 111_195,
       longitude: -180 + i * 9,
     }));
-    const insert = env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)");
-    await env.DB.batch(crowd.map((p, i) => insert.bind(b.accountId, `Crowd ${i}`, p.latitude, p.longitude)));
+    const db = await contentDb(b.accountId);
+    const insert = db.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)");
+    await db.batch(crowd.map((p, i) => insert.bind(b.accountId, `Crowd ${i}`, p.latitude, p.longitude)));
     const pole = { latitude: 90, longitude: 0 };
     const found = await walkBothWays<Found>(b, "/v3.0/pinpoints?latitude=90&longitude=0&radius=100&limit=5");
     const want = crowd.map((p) => distance(pole, p)).sort((x, y) => x - y);
@@ -145,14 +144,16 @@ describe("nearest first near the poles", () => {
 });
 
 describe("what a page reads", () => {
-  /** D1 as the service has it, adding up what each statement reports it read. */
-  function counting() {
+  /** The account's D1 as the service has it, adding up what each statement reports it read. */
+  async function counting() {
+    const db = await contentDb(a.accountId);
     let rowsRead = 0;
     const d1 = {
       prepare: (query: string) => ({
         bind: (...params: unknown[]) => ({
           all: async () => {
-            const result = await env.DB.prepare(query)
+            const result = await db
+              .prepare(query)
               .bind(...params)
               .all();
             rowsRead += result.meta.rows_read;
@@ -166,11 +167,11 @@ describe("what a page reads", () => {
 
   /** Rows read by the first page of 20 from `at` and by the page after it. */
   async function pagesRead(at: Point): Promise<[number, number]> {
-    const first = counting();
+    const first = await counting();
     const page = await searchPinpoints(first.d1, a.accountId, { near: at }, null, 20);
     expect(page.length).toBe(20);
     const last = page[page.length - 1]!;
-    const second = counting();
+    const second = await counting();
     const next = await searchPinpoints(
       second.d1,
       a.accountId,
