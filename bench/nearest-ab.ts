@@ -2,7 +2,7 @@
  * Nearest first without a radius from places at every latitude, this checkout
  * against another one, in one runtime over one database, interleaved:
  *
- *   BENCH_AB_OTHER=/path/to/other/checkout node bench/nearest-ab.ts
+ *   BENCH_AB_OTHER=/path/to/other/checkout npx node bench/nearest-ab.ts
  *
  * Both builds of the service (each bundled as `wrangler deploy` would upload
  * it) run side by side in one workerd and read the same local D1 database,
