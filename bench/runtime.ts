@@ -41,10 +41,11 @@ const wranglerEnv = {
  * `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size.
  * Minified as wrangler.toml says unless `minify` overrides it: the profiler asks for `false`, as
  * it maps frames to source files by the bundle's `// path` comments and names functions by their own names.
+ * `cwd` bundles another checkout (bench/nearest-ab.ts).
  */
 export function buildBundle(
   outDir: string,
-  { configPath = "wrangler.toml", minify }: { configPath?: string; minify?: boolean } = {},
+  { configPath = "wrangler.toml", minify, cwd }: { configPath?: string; minify?: boolean; cwd?: string } = {},
 ): Bundle {
   const override = minify === undefined ? [] : [minify ? "--minify" : "--no-minify"];
   const args = ["deploy", "--dry-run", "--outdir", outDir, "--config", configPath, ...override];
@@ -52,6 +53,7 @@ export function buildBundle(
     encoding: "utf8",
     env: wranglerEnv,
     stdio: ["ignore", "pipe", "pipe"],
+    cwd,
   });
   const path = join(outDir, "index.js");
   const code = readFileSync(path);
@@ -78,6 +80,8 @@ export type Runtime = {
   api: URL;
   /** The service without the publishable keys' limiter (with `publicMaps`). */
   unlimited: URL;
+  /** Another build of the service (with `other`). */
+  other: URL;
   constant: URL;
   bare: URL;
   reference: URL;
@@ -89,10 +93,12 @@ export type Runtime = {
  * `api`: the service; `baselines`: the constant and bare-D1 Workers; `reference`: the constant
  * Worker with the service's bindings, to tell its startup cost apart; `publicMaps`: the public
  * group's setup, the limiter bound to the service and the bare Worker, and the service once more
- * without it (`unlimited`), so the local limiter's cost can be told apart (bench/public.ts).
+ * without it (`unlimited`), so the local limiter's cost can be told apart (bench/public.ts); `other`:
+ * another build of the service beside `api`, on the same database (bench/nearest-ab.ts).
  */
 type Workers = {
   api?: Bundle;
+  other?: Bundle;
   baselines?: boolean;
   reference?: boolean;
   publicMaps?: boolean;
@@ -147,6 +153,15 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
     if (workers.publicMaps) {
       list.push({ ...service, name: "unlimited", bindings: { ...config.vars, TOKEN_SIGNING_KEY: SIGNING_KEY } });
     }
+    if (workers.other) {
+      list.push({
+        ...service,
+        name: "other",
+        modules: bundleModules(workers.other),
+        modulesRoot: workers.other.dir,
+        bindings: { ...config.vars, TOKEN_SIGNING_KEY: SIGNING_KEY },
+      });
+    }
   }
   if (workers.reference) {
     list.push({
@@ -198,12 +213,13 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   try {
     await mf.ready;
     const url = (name: string) => (list.some((w) => w.name === name) ? mf.unsafeGetDirectURL(name) : null);
-    const names = ["api", "unlimited", "constant", "bare", "reference"];
-    const [api, unlimited, constant, bare, reference] = await Promise.all(names.map(url));
+    const names = ["api", "unlimited", "other", "constant", "bare", "reference"];
+    const [api, unlimited, other, constant, bare, reference] = await Promise.all(names.map(url));
     return {
       mf,
       api: api!,
       unlimited: unlimited!,
+      other: other!,
       constant: constant!,
       bare: bare!,
       reference: reference!,

@@ -157,7 +157,8 @@ export type Question = {
   scan: [string, unknown[]];
 };
 
-const R = 6_378_137;
+// The Earth radius of src/db/geo.ts.
+const R = 6_371_008.8;
 const dist = (lat: number, lon: number) => {
   const l = (lat * Math.PI) / 180;
   const o = (lon * Math.PI) / 180;

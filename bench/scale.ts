@@ -46,7 +46,7 @@ export const SCALE_TARGETS = { vsBare: 0.7, growth: 1.25, scanFactor: 100, write
 type Log = (message: string) => void;
 
 /** Mean milliseconds per request of `send`, repeated for the configured seconds after one check. */
-async function timeIt(send: () => Promise<Response>, expected = 200): Promise<number> {
+export async function timeIt(send: () => Promise<Response>, expected = 200): Promise<number> {
   const check = await send();
   if (check.status !== expected) throw new Error(`${check.status} ${await check.text()}`);
   await check.arrayBuffer();
@@ -59,13 +59,14 @@ async function timeIt(send: () => Promise<Response>, expected = 200): Promise<nu
   return (performance.now() - t0) / n;
 }
 
-const median = (v: number[]) => {
+export const median = (v: number[]) => {
   const s = [...v].sort((a, b) => a - b);
   const mid = s.length >> 1;
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
-async function token(rt: Runtime, clientId: string, secret: string): Promise<string> {
+/** A bearer token for the seeded client, from the service at `rt.api`. */
+export async function token(rt: Runtime, clientId: string, secret: string): Promise<string> {
   const response = await fetch(new URL("/v3.0/oauth2/token", rt.api), {
     method: "POST",
     headers: {

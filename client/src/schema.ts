@@ -1727,7 +1727,7 @@ export interface operations {
         latitude?: number;
         /** @description Degrees, -180 to 180; with `latitude` */
         longitude?: number;
-        /** @description Metres (at most 20037508, half the Earth's circumference): only results within it; needs `latitude` and `longitude` */
+        /** @description Metres (at most 20015114, half the circumference of a sphere of the Earth's mean radius): only results within it; needs `latitude` and `longitude` */
         radius?: number;
         /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
@@ -2563,7 +2563,7 @@ export interface operations {
         latitude?: number;
         /** @description Degrees, -180 to 180; with `latitude` */
         longitude?: number;
-        /** @description Metres (at most 20037508, half the Earth's circumference): only results within it; needs `latitude` and `longitude` */
+        /** @description Metres (at most 20015114, half the circumference of a sphere of the Earth's mean radius): only results within it; needs `latitude` and `longitude` */
         radius?: number;
         /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;

@@ -3,14 +3,17 @@
  * longitude/latitude boxes that contain a circle, as SQL over the
  * `pinpoints_rtree` index (migrations/0004_query_indexes.sql).
  *
- * The sphere's radius is WGS 84's equatorial radius, the sphere web maps use,
- * so half its circumference is 20,037,508 m, the largest `radius` accepted.
+ * The sphere's radius is the Earth's mean radius (IUGG, 6,371,008.8 m), as in
+ * most geodesy libraries: against the WGS 84 ellipsoid its distances are off by
+ * -0.45% to +0.56% (README "Map queries"), less than with the equatorial radius
+ * (-0.34% to +0.67%). Half its circumference, 20,015,114 m, is the largest
+ * `radius` accepted.
  * The index holds 32-bit floats rounded outward, so it only proposes
  * candidates; every answer is re-checked against the exact columns.
  */
 import { sql, type SQL } from "drizzle-orm";
 
-export const EARTH_RADIUS = 6_378_137;
+export const EARTH_RADIUS = 6_371_008.8;
 export const HALF_CIRCUMFERENCE = Math.PI * EARTH_RADIUS;
 
 export type Point = { latitude: number; longitude: number };
@@ -39,6 +42,25 @@ export function distanceSql(from: Point, latitude: SQL | unknown, longitude: SQL
   return sql`(${2 * EARTH_RADIUS} * asin(min(1, sqrt(${halfLat} * ${halfLat} + ${Math.cos(lat)} * cos(radians(${latitude})) * ${halfLon} * ${halfLon}))))`;
 }
 
+/**
+ * SQL for the cosine of the angle from `from` to the centre of the R*Tree entry
+ * `entry` (the spherical law of cosines): it falls as the distance grows, and
+ * costs three functions to the distance's ten, for a statement that compares
+ * many entries with circles (src/db/nearest.ts). Near 1 it resolves distances to
+ * about a decimetre, finer than the index's own coordinates (a few metres). The
+ * numbers are written into the SQL text, as such a statement would pass D1's 100
+ * bound parameters.
+ */
+export function entryCosineSql(from: Point, entry: string): SQL {
+  const [e, half] = [sql.raw(entry), sql.raw(String(Math.PI / 360))];
+  const lat = sql`((${e}.min_lat + ${e}.max_lat) * ${half})`;
+  const [sinLat, cosLat, lon] = [Math.sin(rad(from.latitude)), Math.cos(rad(from.latitude)), rad(from.longitude)];
+  return sql`(${sql.raw(String(sinLat))} * sin(${lat}) + ${sql.raw(String(cosLat))} * cos(${lat}) * cos((${e}.min_lon + ${e}.max_lon) * ${half} - ${sql.raw(String(lon))}))`;
+}
+
+/** The cosine of the angle `metres` spans on the sphere (up to half its circumference): what `entryCosineSql` compares with. */
+export const angleCosine = (metres: number) => Math.cos(Math.min(metres, HALF_CIRCUMFERENCE) / EARTH_RADIUS);
+
 /** The one or two boxes (split at the antimeridian) that make up `box`. */
 export function rects(box: BBox): Rect[] {
   return box.minLon <= box.maxLon
@@ -61,24 +83,45 @@ export function contains(box: BBox, p: Point): boolean {
 }
 
 /**
- * The boxes holding every point within `metres` of `center` (Matuschek's bounding
- * coordinates): the full longitude range when the circle covers a pole.
+ * A circle's box as ranges around its centre: latitudes `latHalf` degrees either
+ * side, longitudes `lonCenter ± lonHalf` (both cut to the world by `partRect`). A
+ * circle across the antimeridian has a second part whose centre is moved by 360°;
+ * one around a pole has one part of every longitude. Halves grow with the circle's
+ * radius (`latHalf` in proportion, `lonHalf` less than in proportion), so a part
+ * scaled by the ratio of a smaller radius to its own holds the smaller circle's box:
+ * what src/db/nearest.ts reads its smaller circles by.
  */
-export function circleRects(center: Point, metres: number): Rect[] {
+export type CirclePart = { lonCenter: number; lonHalf: number; latHalf: number };
+
+/** Longitudes either side enough for every longitude however far down a circle is scaled (src/db/nearest.ts). */
+const EVERY_LONGITUDE = 1e9;
+
+/** The parts of the box holding every point within `metres` of `center` (Matuschek's bounding coordinates). */
+export function circleParts(center: Point, metres: number): CirclePart[] {
   const angle = metres / EARTH_RADIUS;
   const lat = rad(center.latitude);
-  const minLat = deg(lat - angle);
-  const maxLat = deg(lat + angle);
-  if (minLat <= -90 || maxLat >= 90 || Math.sin(angle) >= Math.cos(lat)) {
-    return [{ minLon: -180, maxLon: 180, minLat: Math.max(minLat, -90), maxLat: Math.min(maxLat, 90) }];
+  const latHalf = deg(angle);
+  if (center.latitude - latHalf <= -90 || center.latitude + latHalf >= 90 || Math.sin(angle) >= Math.cos(lat)) {
+    return [{ lonCenter: 0, lonHalf: EVERY_LONGITUDE, latHalf }];
   }
-  const dLon = deg(Math.asin(Math.sin(angle) / Math.cos(lat)));
-  const minLon = center.longitude - dLon;
-  const maxLon = center.longitude + dLon;
-  if (minLon < -180) return rects({ minLon: minLon + 360, maxLon, minLat, maxLat });
-  if (maxLon > 180) return rects({ minLon, maxLon: maxLon - 360, minLat, maxLat });
-  return [{ minLon, maxLon, minLat, maxLat }];
+  const lonHalf = deg(Math.asin(Math.sin(angle) / Math.cos(lat)));
+  const part = { lonCenter: center.longitude, lonHalf, latHalf };
+  if (center.longitude - lonHalf < -180) return [part, { ...part, lonCenter: center.longitude + 360 }];
+  if (center.longitude + lonHalf > 180) return [part, { ...part, lonCenter: center.longitude - 360 }];
+  return [part];
 }
+
+/** The box of a circle's part around `center`, within the world. */
+export const partRect = (center: Point, { lonCenter, lonHalf, latHalf }: CirclePart): Rect => ({
+  minLon: Math.max(-180, lonCenter - lonHalf),
+  maxLon: Math.min(180, lonCenter + lonHalf),
+  minLat: Math.max(-90, center.latitude - latHalf),
+  maxLat: Math.min(90, center.latitude + latHalf),
+});
+
+/** The boxes holding every point within `metres` of `center`: the full longitude range when the circle covers a pole. */
+export const circleRects = (center: Point, metres: number): Rect[] =>
+  circleParts(center, metres).map((part) => partRect(center, part));
 
 /** The intersection of two boxes, or null; each may be split at the antimeridian. */
 export function intersect(a: Rect[], b: Rect[]): Rect[] {

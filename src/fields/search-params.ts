@@ -57,8 +57,7 @@ export const radiusParam = decimal(
 )
   .optional()
   .meta({
-    description:
-      "Metres (at most 20037508, half the Earth's circumference): only results within it; needs `latitude` and `longitude`",
+    description: `Metres (at most ${Math.floor(HALF_CIRCUMFERENCE)}, half the circumference of a sphere of the Earth's mean radius): only results within it; needs \`latitude\` and \`longitude\``,
     inputSchema: numberIn(0, Math.floor(HALF_CIRCUMFERENCE)),
   });
 
