@@ -19,7 +19,8 @@
  * What drizzle cannot declare lives only in migrations, kept in step with
  * these tables by triggers: the R*Tree and full-text indexes of pinpoints and
  * events (0004, 0007, 0009, 0012), and `tile_cells` (0011), the per-cell counts that
- * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table.
+ * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table. Triggers
+ * also write the change log (0006, 0008) and the webhook outbox (0014).
  */
 import { isNotNull, sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";

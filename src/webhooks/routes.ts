@@ -38,8 +38,8 @@ const WHAT = "webhook";
 
 const WRITE_DESCRIPTION =
   "`url` must be https on a public host (never a private, loopback or link-local address). " +
-  "Each change of the account's pinpoints, lists, categories and events is POSTed to it in commit order per " +
-  "object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), " +
+  "Each write of the account's pinpoints, lists, categories and events is POSTed to it, one event per write " +
+  "with the object as that write left it, in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), " +
   "retried with backoff for about a day; a webhook failing for a day is disabled and says why.";
 
 const operations = {
