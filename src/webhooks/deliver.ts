@@ -186,7 +186,7 @@ export async function deliverWebhook(
   let position = hook.position;
   let failure: { entry: WebhookOutboxRow; result: Attempt } | null = null;
   let more = false;
-  // The first change sent is the one that failed before, if any: its attempt number goes on.
+  // The first write sent is the one that failed before, if any: its attempt number goes on.
   let attemptNumber = hook.failures + 1;
   try {
     pass: for (;;) {
@@ -221,8 +221,9 @@ export async function deliverWebhook(
         .run();
     }
   }
+  const retryInSeconds = failure ? await recordFailure(env.DB, hook, position, failure, now) : null;
   if (position > hook.position) await prunePassedOutbox(env.DB, hook.account_id);
-  if (failure) return { retryInSeconds: await recordFailure(env.DB, hook, position, failure, now) };
+  if (failure) return { retryInSeconds };
   if (more || (await hasOutboxAfter(env.DB, hook.account_id, position))) {
     // Writes committed during the pass, whose messages found the lease taken and were dropped.
     await env.WEBHOOK_QUEUE.send({ webhook: hook.id } satisfies WebhookMessage);
