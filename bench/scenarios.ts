@@ -190,9 +190,9 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
     },
     201,
   );
-  // Account B's writes pay for a webhook subscribed to every event: the outbox row and the queue message.
-  // Nothing consumes the queue in this runtime, so the figure is the write's alone (bench/webhooks.ts
-  // measures delivery).
+  // Account B's writes pay for a webhook subscribed to every event: the outbox row (the bare insert's
+  // triggers write it too) and the queue message. Nothing consumes the queue in this runtime, so the
+  // figure is the write's alone (bench/webhooks.ts measures delivery).
   const jsonB = {
     Authorization: `Bearer ${await tokenFor(rt.api, seeded.clientB)}`,
     "Content-Type": "application/json",
@@ -273,6 +273,13 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
       name: "writes",
       targets: [
         target("bare-insert", "bare D1 insert", { method: "POST", url: bare(`/insert?account=${seeded.accountA}`) }),
+        {
+          ...target("bare-insert-webhook", "bare D1 insert, account with a webhook", {
+            method: "POST",
+            url: bare(`/insert?account=${seeded.accountB}`),
+          }),
+          versus: "bare-insert",
+        },
         create,
         {
           ...target(
