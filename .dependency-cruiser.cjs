@@ -34,6 +34,8 @@ const PORTABLE = [
   "core/search-form.ts",
   "fields/plain-text.ts",
   "fields/search-columns.ts",
+  "db/shard-plan.ts",
+  "db/move.ts",
 ];
 const layers = {
   core: { path: "^src/core/", imports: [] },

@@ -4,33 +4,46 @@ import { unstable_readConfig } from "wrangler";
 
 const wrangler = unstable_readConfig({ config: "./wrangler.toml" });
 
-// Tests run inside workerd with real (local) D1 and R2 bindings from wrangler.toml.
-export default defineConfig({
-  plugins: [
-    cloudflareTest(async () => ({
-      wrangler: { configPath: "./wrangler.toml" },
-      miniflare: {
-        bindings: {
-          TOKEN_SIGNING_KEY: "test-signing-key-0123456789abcdef0123456789",
-          // Webhooks deliver to the test receiver on 127.0.0.1 (test/webhook-receiver.ts).
-          WEBHOOKS_ALLOW_LOOPBACK: "true",
-          TEST_MIGRATIONS: await readD1Migrations("./migrations"),
-          // The [[ratelimits]] bindings as configured, to check that [vars] states the same limits.
-          TEST_RATE_LIMIT_BINDINGS: wrangler.ratelimits,
-          // The queue consumers as configured, to check the names the Worker's code relies on.
-          TEST_QUEUE_CONSUMERS: wrangler.queues.consumers,
+/**
+ * Tests run inside workerd with real (local) D1 and R2 bindings from wrangler.toml. With `shards`
+ * (binding name → database name), the same suite runs with those databases as further shards
+ * (vitest.shards.config.ts).
+ */
+export function testConfig(shards: Record<string, string> = {}) {
+  const sharded = Object.keys(shards).length > 0;
+  return defineConfig({
+    plugins: [
+      cloudflareTest(async () => ({
+        wrangler: { configPath: "./wrangler.toml" },
+        miniflare: {
+          ...(sharded ? { d1Databases: { DB: "poi-content", ...shards } } : {}),
+          bindings: {
+            ...(sharded ? { SHARDS: ["DB", ...Object.keys(shards)].join(",") } : {}),
+            TOKEN_SIGNING_KEY: "test-signing-key-0123456789abcdef0123456789",
+            // Webhooks deliver to the test receiver on 127.0.0.1 (test/webhook-receiver.ts).
+            WEBHOOKS_ALLOW_LOOPBACK: "true",
+            TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+            // The [[ratelimits]] bindings as configured, to check that [vars] states the same limits.
+            TEST_RATE_LIMIT_BINDINGS: wrangler.ratelimits,
+            // The queue consumers as configured, to check the names the Worker's code relies on.
+            TEST_QUEUE_CONSUMERS: wrangler.queues.consumers,
+          },
         },
-      },
-    })),
-  ],
-  test: {
-    include: ["test/**/*.test.ts"],
-    setupFiles: ["./test/setup.ts"],
-    globalSetup: ["./test/webhook-receiver.ts"],
-    // Tests that apply every migration or race dozens of requests take seconds; on a shared
-    // 2-core machine the 5 s default fails them for load, not for a fault.
-    testTimeout: 30_000,
-    // The per-request log line (src/http/logging.ts) would bury test output; test/logging.test.ts checks it.
-    onConsoleLog: (log) => !log.includes('"message":"request"'),
-  },
-});
+      })),
+    ],
+    test: {
+      include: ["test/**/*.test.ts"],
+      // Needs three shards: vitest.shards.config.ts runs it.
+      exclude: sharded ? [] : ["test/shards.test.ts"],
+      setupFiles: ["./test/setup.ts"],
+      globalSetup: ["./test/webhook-receiver.ts"],
+      // Tests that apply every migration or race dozens of requests take seconds; on a shared
+      // 2-core machine the 5 s default fails them for load, not for a fault.
+      testTimeout: 30_000,
+      // The per-request log line (src/http/logging.ts) would bury test output; test/logging.test.ts checks it.
+      onConsoleLog: (log) => !log.includes('"message":"request"'),
+    },
+  });
+}
+
+export default testConfig();

@@ -99,6 +99,8 @@ type Workers = {
   publicMaps?: boolean;
   webhookDelivery?: boolean;
   inspectorPort?: number;
+  /** D1 bindings besides DB that hold accounts' content (docs/scaling.md): bound to the service, named in SHARDS. */
+  shards?: string[];
 };
 
 type WranglerConsumer = {
@@ -142,7 +144,11 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   const compat = { compatibilityDate: config.compatibility_date, compatibilityFlags: config.compatibility_flags };
   const socket = [{ host: "127.0.0.1", port: 0 }];
   const base = { ...compat, modules: true, unsafeDirectSockets: socket };
-  const storage = { d1Databases: { DB: DB_ID }, r2Buckets: { MEDIA: "bench-media" } };
+  const shards = workers.shards ?? [];
+  const storage = {
+    d1Databases: { DB: DB_ID, ...Object.fromEntries(shards.map((name) => [name, `${DB_ID}-${name}`])) },
+    r2Buckets: { MEDIA: "bench-media" },
+  };
   const list: Record<string, unknown>[] = [];
   if (workers.api) {
     const service = {
@@ -160,6 +166,7 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
       name: "api",
       bindings: {
         ...config.vars,
+        ...(shards.length > 0 && { SHARDS: ["DB", ...shards].join(",") }),
         TOKEN_SIGNING_KEY: SIGNING_KEY,
         // Webhooks to the benchmark's own receiver on 127.0.0.1 (src/webhooks/targets.ts).
         WEBHOOKS_ALLOW_LOOPBACK: "true",

@@ -21,16 +21,19 @@ import {
   type Execute,
 } from "./lib/registry.ts";
 import { createKey, listKeys, revokeKey, type KeySummary } from "./lib/keys.ts";
+import { configuredShards, copyAccountToShards, emptiestShard } from "./lib/shards.ts";
 import { d1Execute, WranglerError, type Target } from "./lib/wrangler.ts";
 
 const USAGE = `Usage: npm run clients -- <command> [options]
 
 Commands:
-  create --account NAME [--name CLIENT_NAME] [--scope "read write"]
+  create --account NAME [--name CLIENT_NAME] [--scope "read write"] [--shard SHARD]
         Create a client for the account NAME (the account is created if it does
         not exist). Prints the client id and secret; the secret is shown only
         this once. --name defaults to "default", --scope to "read write"
-        (allowed scopes: read, write).
+        (allowed scopes: read, write). A new account's content goes to the
+        shard SHARD (one of wrangler.toml's SHARDS), by default the one
+        holding the fewest places (docs/scaling.md).
   list [--account NAME]
         List accounts and their clients (scope, status, dates; never secrets).
   rotate CLIENT_ID
@@ -68,6 +71,7 @@ Exit codes: 0 done, 1 could not be done, 2 wrong usage.`;
 
 const options = {
   account: { type: "string" },
+  shard: { type: "string" },
   name: { type: "string" },
   scope: { type: "string" },
   list: { type: "string", multiple: true },
@@ -229,12 +233,23 @@ async function main(argv: string[]): Promise<void> {
 
   switch (command) {
     case "create": {
-      only(values, command, ["account", "name", "scope"]);
+      only(values, command, ["account", "name", "scope", "shard"]);
       expectArgs(command, args, 0);
       if (values.account === undefined) throw new UsageError("The create command needs --account NAME.");
       // Checked before anything is written, so a typo never creates an account.
       const scope = parseScope(values.scope ?? "read write");
-      const created = await createClient(execute, { account: values.account, name: values.name ?? "default", scope });
+      const shards = configuredShards();
+      if (values.shard !== undefined && !shards.includes(values.shard)) {
+        throw new UsageError(`--shard must name one of the shards of wrangler.toml's SHARDS: ${shards.join(", ")}.`);
+      }
+      const shard = values.shard ?? (shards.length === 1 ? shards[0] : await emptiestShard(target(values)));
+      const created = await createClient(execute, {
+        account: values.account,
+        name: values.name ?? "default",
+        scope,
+        shard,
+      });
+      await copyAccountToShards(execute, target(values), created.account_id);
       if (json) {
         const { client_id, client_secret, account, scope, name, account_created, created_at } = created;
         print(JSON.stringify({ client_id, client_secret, account, scope, name, account_created, created_at }));

@@ -16,7 +16,8 @@ import { constants } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { clientAccepts, createClient, type Execute } from "./lib/registry.ts";
-import { d1Execute, ROOT, runWranglerCaptured, spawnWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
+import { migrateAll } from "./lib/shards.ts";
+import { d1Execute, ROOT, spawnWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 import { offerSeed } from "./seed/local.ts";
 
 const DEV_VARS = join(ROOT, ".dev.vars");
@@ -66,15 +67,12 @@ function ensureDevVars(): void {
 
 function applyMigrations(target: Target): void {
   // wrangler prints a table of every migration, twice, which pushed the credentials off the first
-  // screen; one line says the same, and the whole output is shown only when it failed.
-  // No stdin: wrangler then applies without asking for confirmation.
-  const { status, output } = runWranglerCaptured(["d1", "migrations", "apply", "DB", ...targetFlags(target)]);
-  if (status !== 0) {
-    process.stderr.write(output);
-    throw new Error(`wrangler d1 migrations apply failed (exit status ${status}).`);
-  }
-  const applied = /About to apply (\d+) migration/.exec(output)?.[1];
-  say(applied ? `Applied ${applied} migration(s) to the local database.` : "The local database is up to date.");
+  // screen; one line says the same, and the whole output is shown only when it failed. Every
+  // database of the configuration: the directory and each shard (docs/scaling.md).
+  const applied = [...migrateAll(target)];
+  if (applied.every(([, count]) => count === 0)) say("The local database is up to date.");
+  else if (applied.length === 1) say(`Applied ${applied[0]![1]} migration(s) to the local database.`);
+  else say(`Applied migrations to the local databases: ${applied.map(([db, n]) => `${db} ${n}`).join(", ")}.`);
 }
 
 function readDevClient(): DevClient | null {

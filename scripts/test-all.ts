@@ -10,6 +10,7 @@ import { ROOT } from "./lib/wrangler.ts";
 const SUITES = [
   "check",
   "test:unit",
+  "test:shards",
   "test:docs",
   "test:map",
   "test:dev",

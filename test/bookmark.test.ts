@@ -3,9 +3,8 @@
  * carries the session's bookmark, a bookmark sent back anchors the next
  * request's session, and anything that is not a bookmark is a 400.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { basic, call, caller, createClient, createPinpoint, requestToken, type Caller } from "./helpers";
+import { basic, call, type Caller, caller, contentDb, createClient, createPinpoint, requestToken } from "./helpers";
 
 const HEADER = "X-D1-Bookmark";
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
@@ -137,7 +136,10 @@ describe("a bad bookmark", () => {
       { [HEADER]: "garbage" },
     );
     expect(response.status).toBe(400);
-    const { count } = (await env.DB.prepare("SELECT count(*) AS count FROM pinpoints WHERE account_id = ?")
+    const { count } = (await (
+      await contentDb(writer.accountId)
+    )
+      .prepare("SELECT count(*) AS count FROM pinpoints WHERE account_id = ?")
       .bind(writer.accountId)
       .first<{ count: number }>())!;
     expect(count).toBe(1);

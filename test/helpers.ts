@@ -8,6 +8,8 @@ import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { app } from "../src/app";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
+import { DIRECTORY, shardNames } from "../src/db/shard-plan";
+import { bindingNamed } from "../src/db/shards";
 
 export const BASE = "https://api.example.test";
 
@@ -85,16 +87,53 @@ export async function expectProblem(
 
 let accounts = 0;
 
+/**
+ * A new account, in the directory and in every other shard (as the registration tool does: its content
+ * references it there, its categories on every shard), placed on `shard` or, by default, the shards of
+ * `SHARDS` in turn, so with several shards the tests' accounts live on different ones.
+ */
+export async function createAccount(shard?: string): Promise<number> {
+  const shards = shardNames(env.SHARDS);
+  const placed = shard ?? shards[accounts % shards.length]!;
+  const row = await env.DB.prepare("INSERT INTO accounts (name, shard) VALUES (?, ?) RETURNING id, name, created_at")
+    .bind(`account-${++accounts}-${crypto.randomUUID()}`, placed)
+    .first<{ id: number; name: string; created_at: number }>();
+  for (const name of shards.filter((name) => name !== DIRECTORY)) {
+    await bindingNamed(env, name)
+      .prepare("INSERT INTO accounts (id, name, created_at, shard) VALUES (?, ?, ?, ?)")
+      .bind(row!.id, row!.name, row!.created_at, placed)
+      .run();
+  }
+  return row!.id;
+}
+
+/** The binding name of the database holding the account's content. */
+export async function shardOf(accountId: number): Promise<string> {
+  const row = await env.DB.prepare("SELECT shard FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ shard: string }>();
+  return row?.shard ?? DIRECTORY;
+}
+
+/** The database holding the account's content: what a test reads to check stored rows. */
+export async function contentDb(accountId: number): Promise<D1Database> {
+  return bindingNamed(env, await shardOf(accountId));
+}
+
+/** The database that holds row `id` of `table` (a content table): for helpers that know an id, not its account. */
+export async function databaseHolding(table: string, id: number): Promise<D1Database> {
+  for (const name of shardNames(env.SHARDS)) {
+    const db = bindingNamed(env, name);
+    if (await db.prepare(`SELECT 1 FROM ${table} WHERE id = ?`).bind(id).first()) return db;
+  }
+  return env.DB;
+}
+
 export type TestClient = { accountId: number; clientId: string; clientSecret: string; scope: string };
 
 /** A new account with one client (scopes "read write" unless given). */
 export async function createClient(scope = "read write", accountId?: number): Promise<TestClient> {
-  if (accountId === undefined) {
-    const row = await env.DB.prepare("INSERT INTO accounts (name) VALUES (?) RETURNING id")
-      .bind(`account-${++accounts}-${crypto.randomUUID()}`)
-      .first<{ id: number }>();
-    accountId = row!.id;
-  }
+  accountId ??= await createAccount();
   const clientId = generateClientId();
   const clientSecret = generateClientSecret();
   await env.DB.prepare("INSERT INTO clients (id, account_id, name, secret_hash, scope) VALUES (?, ?, ?, ?, ?)")
@@ -180,7 +219,10 @@ export async function createPinpoint(who: Caller, fields: Record<string, unknown
 export async function createCategories(accountId: number, names: readonly string[]): Promise<number[]> {
   const ids: number[] = [];
   for (const name of names) {
-    const row = await env.DB.prepare("INSERT INTO categories (account_id, name) VALUES (?, ?) RETURNING id")
+    const row = await (
+      await contentDb(accountId)
+    )
+      .prepare("INSERT INTO categories (account_id, name) VALUES (?, ?) RETURNING id")
       .bind(accountId, name)
       .first<{ id: number }>();
     ids.push(row!.id);

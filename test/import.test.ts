@@ -8,7 +8,9 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
-import { BASE, call, caller, json, type Caller } from "./helpers";
+import { mediaFile } from "./media-fixtures";
+import { bindingNamed } from "../src/db/shards";
+import { BASE, call, type Caller, caller, contentDb, json, shardOf } from "./helpers";
 
 type Problem = { status: number; detail: string; errors: { pointer: string; detail: string }[] };
 
@@ -54,7 +56,9 @@ async function importDuringWrite(
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
-  const db = held(env.DB);
+  // The account's database, where the import writes (the directory too when it is the same one).
+  const shard = await shardOf(who.accountId);
+  const db = held(bindingNamed(env, shard));
   const request = new Request(new URL("/v3.0/pinpoints", BASE), {
     method: "POST",
     headers: {
@@ -65,7 +69,7 @@ async function importDuringWrite(
     body: JSON.stringify(body),
   });
   const ctx = createExecutionContext();
-  const response = await app.fetch(request, { ...env, DB: db }, ctx);
+  const response = await app.fetch(request, { ...env, [shard]: db }, ctx);
   await waitOnExecutionContext(ctx);
   expect(batches, "the import wrote through the held batch").toBeGreaterThanOrEqual(2);
   return response;
@@ -73,7 +77,10 @@ async function importDuringWrite(
 
 const idsOf = async (accountId: number) =>
   (
-    await env.DB.prepare("SELECT id FROM pinpoints WHERE account_id = ? ORDER BY id")
+    await (
+      await contentDb(accountId)
+    )
+      .prepare("SELECT id FROM pinpoints WHERE account_id = ? ORDER BY id")
       .bind(accountId)
       .all<{ id: number }>()
   ).results.map((row) => row.id);
@@ -87,7 +94,10 @@ const importText = (who: Caller, text: string) =>
   });
 
 const countOf = async (accountId: number) =>
-  (await env.DB.prepare("SELECT count(*) AS n FROM pinpoints WHERE account_id = ?")
+  (await (
+    await contentDb(accountId)
+  )
+    .prepare("SELECT count(*) AS n FROM pinpoints WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>())!.n;
 
@@ -186,8 +196,17 @@ describe("POST /v3.0/pinpoints with a FeatureCollection", () => {
   it("refuses a category that does not exist, and may use another account's (categories are shared)", async () => {
     const a = await caller();
     const b = await caller();
-    const theirs = (await env.DB.prepare("INSERT INTO categories (account_id, name) VALUES (?, 'Theirs') RETURNING *")
-      .bind(a.accountId)
+    // Through the API, as a client makes one: shared categories are on every shard (docs/scaling.md).
+    const created = await a.send("POST", "/v3.0/categories", {
+      name: "Theirs",
+      image_file: mediaFile("image/png", "theirs.png"),
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const theirs = (await (
+      await contentDb(b.accountId)
+    )
+      .prepare("SELECT * FROM categories WHERE id = ?")
+      .bind((await json<{ id: number }>(created)).id)
       .first<Record<string, unknown>>())!;
     await expectInvalid(
       await importBody(b, collection([point(0, { category: theirs.id }), point(1, { category: 999_999_999 })])),
@@ -196,7 +215,12 @@ describe("POST /v3.0/pinpoints with a FeatureCollection", () => {
     expect(await countOf(b.accountId)).toBe(0);
     const response = await importBody(b, collection([point(0, { category: theirs.id })]));
     expect(response.status).toBe(201);
-    const after = await env.DB.prepare("SELECT * FROM categories WHERE id = ?").bind(theirs.id).first();
+    const after = await (
+      await contentDb(a.accountId)
+    )
+      .prepare("SELECT * FROM categories WHERE id = ?")
+      .bind(theirs.id)
+      .first();
     expect(after).toEqual(theirs);
     expect(await countOf(a.accountId)).toBe(0);
   });

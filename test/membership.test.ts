@@ -4,8 +4,9 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { shardBindings } from "../src/db/shards";
 import { addToList, removeFromList } from "../src/lists/membership";
-import { allPages, call, caller, createList, createPinpoint, json, type Caller } from "./helpers";
+import { allPages, call, caller, contentDb, createList, createPinpoint, json, type Caller } from "./helpers";
 
 type BatchResult = { total: number; errors: { index: number; id: unknown; error: string }[] };
 
@@ -13,11 +14,14 @@ const members = (list: number) => `/v3.0/lists/${list}/pinpoints`;
 
 /** Inserts `n` pinpoints for `accountId` straight into D1; returns their ids in ascending order. */
 async function insertPinpoints(accountId: number, n: number): Promise<number[]> {
-  const { results } = await env.DB.prepare(
-    `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2)
+  const { results } = await (
+    await contentDb(accountId)
+  )
+    .prepare(
+      `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2)
      INSERT INTO pinpoints (account_id, name, latitude, longitude) SELECT ?1, 'bulk ' || i, 0, 0 FROM seq
      RETURNING id`,
-  )
+    )
     .bind(accountId, n)
     .all<{ id: number }>();
   return results.map((r) => r.id).sort((x, y) => x - y);
@@ -281,9 +285,9 @@ describe("DELETE /v3.0/lists/{id}/pinpoints", () => {
 
 describe("statements per batch", () => {
   /** A D1 binding that records what reaches the database: batches, statements and bound parameters. */
-  function countingD1() {
+  function countingD1(db: D1Database) {
     const seen = { batches: 0, statements: 0, maxParameters: 0, other: 0 };
-    const d1 = new Proxy(env.DB, {
+    const d1 = new Proxy(db, {
       get(target, property) {
         if (property === "prepare") {
           return (sql: string) => {
@@ -323,7 +327,7 @@ describe("statements per batch", () => {
     const list = await createList(a);
     const items = own.map((id) => ({ id }));
     for (const apply of [addToList, removeFromList]) {
-      const { d1, seen } = countingD1();
+      const { d1, seen } = countingD1(await contentDb(a.accountId));
       const result = await apply(d1, a.accountId, list.id, items);
       expect(result).toEqual({ total: n, errors: [] });
       expect(seen).toEqual({ batches: 1, statements: 5, maxParameters: 3, other: 0 });
@@ -346,8 +350,13 @@ describe("a batch moves its list's version and change-log entry once", () => {
     return pages.flatMap((page) => page.results);
   }
 
-  const batchesOpen = async () =>
-    (await env.DB.prepare("SELECT count(*) AS n FROM list_batches").first<{ n: number }>())!.n;
+  const batchesOpen = async () => {
+    let open = 0;
+    for (const shard of shardBindings(env)) {
+      open += (await shard.prepare("SELECT count(*) AS n FROM list_batches").first<{ n: number }>())!.n;
+    }
+    return open;
+  };
 
   it("an addition of 500 members: version + 1, one upsert of the list in the feed", async () => {
     const a = await caller();
@@ -456,7 +465,10 @@ describe("a batch moves its list's version and change-log entry once", () => {
     const list = await createList(a);
     const own = await insertPinpoints(a.accountId, 2);
     const before = await version(a, list.id);
-    await env.DB.prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) VALUES (?1, ?2), (?1, ?3)")
+    await (
+      await contentDb(a.accountId)
+    )
+      .prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) VALUES (?1, ?2), (?1, ?3)")
       .bind(list.id, own[0], own[1])
       .run();
     expect(await version(a, list.id)).toBe(before + 2);

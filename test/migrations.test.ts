@@ -11,6 +11,8 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { DIRECTORY, shardNames } from "../src/db/shard-plan";
+import { bindingNamed } from "../src/db/shards";
 import { census, emptyDatabase, foreignKeyViolations, losses, populate } from "./migration-safety";
 
 const migrations = env.TEST_MIGRATIONS;
@@ -25,40 +27,48 @@ const FAILS_ON_POPULATED: Record<string, string> = {
     "before any database existed",
 };
 
-describe("every migration keeps every row of a populated database", () => {
+/**
+ * The directory and, when the suite runs with several (vitest.shards.config.ts), the last shard: every
+ * database gets every migration (docs/scaling.md).
+ */
+const DATABASES = [...new Set([DIRECTORY, shardNames(env.SHARDS).at(-1)!])];
+
+describe.each(DATABASES)("%s: every migration keeps every row of a populated database", (name) => {
+  const db = bindingNamed(env, name);
+
   it("finds the migrations", () => {
     expect(migrations.length).toBeGreaterThanOrEqual(3);
     expect(migrations[0]!.name).toMatch(/^0000_/);
   });
 
   it.each(migrations.map((m, i) => [m.name, i] as const))("%s", async (_name, index) => {
-    await emptyDatabase(env.DB);
-    await applyD1Migrations(env.DB, migrations.slice(0, index));
-    await populate(env.DB);
-    const before = await census(env.DB);
+    await emptyDatabase(db);
+    await applyD1Migrations(db, migrations.slice(0, index));
+    await populate(db);
+    const before = await census(db);
     // Every table holds rows, so a cascade from any table shows.
     for (const [table, { rows }] of before) expect(rows, table).toBeGreaterThan(0);
 
-    const applying = applyD1Migrations(env.DB, migrations.slice(0, index + 1));
+    const applying = applyD1Migrations(db, migrations.slice(0, index + 1));
     if (FAILS_ON_POPULATED[migrations[index]!.name]) await expect(applying).rejects.toThrow();
     else await applying;
 
-    expect(losses(before, await census(env.DB))).toEqual([]);
-    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+    expect(losses(before, await census(db))).toEqual([]);
+    expect(await foreignKeyViolations(db)).toEqual([]);
   });
 
   it("the latest schema takes rows in every table", async () => {
-    await emptyDatabase(env.DB);
-    await applyD1Migrations(env.DB, migrations);
-    await populate(env.DB);
-    for (const [table, { rows }] of await census(env.DB)) expect(rows, table).toBeGreaterThan(0);
-    expect(await foreignKeyViolations(env.DB)).toEqual([]);
+    await emptyDatabase(db);
+    await applyD1Migrations(db, migrations);
+    await populate(db);
+    for (const [table, { rows }] of await census(db)) expect(rows, table).toBeGreaterThan(0);
+    expect(await foreignKeyViolations(db)).toEqual([]);
   });
 });
 
-describe("0014_webhook_outbox", () => {
+describe("0015_webhook_outbox", () => {
   it("moves the changes a webhook was not sent yet into the outbox, in log order, and its position onto them", async () => {
-    const index = migrations.findIndex((m) => m.name.startsWith("0014_"));
+    const index = migrations.findIndex((m) => m.name.startsWith("0015_"));
     await emptyDatabase(env.DB);
     await applyD1Migrations(env.DB, migrations.slice(0, index));
     const run = (sql: string, ...values: unknown[]) =>

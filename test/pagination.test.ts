@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { ApiError } from "../src/core/problem";
 import { base64urlDecode } from "../src/core/crypto";
 import { decodeCursor, encodeCursor } from "../src/http/cursor";
-import { call, caller, createList, createPinpoint, json, type Caller } from "./helpers";
+import { call, caller, contentDb, createList, createPinpoint, databaseHolding, json, type Caller } from "./helpers";
 
 type Page = { results: { id: number }[]; next: string | null; previous: string | null };
 type Problem = { status: number; type: string; detail: string };
@@ -17,17 +17,23 @@ type Problem = { status: number; type: string; detail: string };
 async function insertRows(table: "pinpoints" | "lists", accountId: number, n: number): Promise<number[]> {
   const columns = table === "pinpoints" ? "account_id, name, latitude, longitude" : "account_id, name";
   const values = table === "pinpoints" ? "?1, 'bulk ' || i, 0, 0" : "?1, 'bulk ' || i";
-  const { results } = await env.DB.prepare(
-    `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2)
-     INSERT INTO ${table} (${columns}) SELECT ${values} FROM seq RETURNING id`,
+  const { results } = await (
+    await contentDb(accountId)
   )
+    .prepare(
+      `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2)
+     INSERT INTO ${table} (${columns}) SELECT ${values} FROM seq RETURNING id`,
+    )
     .bind(accountId, n)
     .all<{ id: number }>();
   return results.map((r) => r.id).sort((x, y) => x - y);
 }
 
 async function addMembers(listId: number, ids: number[]) {
-  await env.DB.prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT ?1, value FROM json_each(?2)")
+  await (
+    await databaseHolding("lists", listId)
+  )
+    .prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT ?1, value FROM json_each(?2)")
     .bind(listId, JSON.stringify(ids))
     .run();
 }

@@ -5,10 +5,9 @@
  * include long ones that start before the window, instants (start = end),
  * several per event and equal starts.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { contains, distance, type BBox, type Point } from "../src/db/geo";
-import { caller, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
+import { type Caller, caller, contentDb, createPinpoint, json, walkBothWays } from "./helpers";
 
 vi.setConfig({ testTimeout: 60_000 });
 
@@ -47,15 +46,15 @@ function randomDates(i: number): Occurrence[] {
 }
 
 async function seedAccount(who: Caller, places: number, count: number) {
+  const db = await contentDb(who.accountId);
   const pins: { id: number; place: Point }[] = [];
   for (let i = 0; i < places; i++) {
     const place =
       i % 10 === 0
         ? { latitude: -17 + random(), longitude: i % 20 === 0 ? 179.5 + random() * 0.5 : -180 + random() * 0.5 }
         : { latitude: 48.8 + random() * 0.1, longitude: 2.25 + random() * 0.2 };
-    const row = await env.DB.prepare(
-      "INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, 'p', ?, ?) RETURNING id",
-    )
+    const row = await db
+      .prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, 'p', ?, ?) RETURNING id")
       .bind(who.accountId, place.latitude, place.longitude)
       .first<{ id: number }>();
     pins.push({ id: row!.id, place });
@@ -65,21 +64,23 @@ async function seedAccount(who: Caller, places: number, count: number) {
     const pin = pick(pins);
     const word = pick(NAMES);
     statements.push(
-      env.DB.prepare(
-        "INSERT INTO events (account_id, pinpoint_id, name, description, description_text, dates, tags, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-      ).bind(
-        who.accountId,
-        pin.id,
-        `${word} ${pick(["du soir", "d'hiver", "jazz", "rock"])}`,
-        `<p>${pick(NAMES)}</p>`,
-        pick(NAMES),
-        JSON.stringify(randomDates(i)),
-        JSON.stringify(TAGS.filter(() => random() < 0.3)),
-        1_700_000_000_000 + i,
-      ),
+      db
+        .prepare(
+          "INSERT INTO events (account_id, pinpoint_id, name, description, description_text, dates, tags, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(
+          who.accountId,
+          pin.id,
+          `${word} ${pick(["du soir", "d'hiver", "jazz", "rock"])}`,
+          `<p>${pick(NAMES)}</p>`,
+          pick(NAMES),
+          JSON.stringify(randomDates(i)),
+          JSON.stringify(TAGS.filter(() => random() < 0.3)),
+          1_700_000_000_000 + i,
+        ),
     );
   }
-  for (let i = 0; i < statements.length; i += 500) await env.DB.batch(statements.slice(i, i + 500));
+  for (let i = 0; i < statements.length; i += 500) await db.batch(statements.slice(i, i + 500));
 }
 
 beforeAll(async () => {
@@ -87,9 +88,12 @@ beforeAll(async () => {
   b = await caller();
   await seedAccount(a, 120, 1500);
   await seedAccount(b, 20, 200);
-  const { results } = await env.DB.prepare(
-    "SELECT e.id, e.name, e.tags, e.dates, e.updated_at, p.latitude, p.longitude FROM events e JOIN pinpoints p ON p.id = e.pinpoint_id WHERE e.account_id = ? ORDER BY e.id",
+  const { results } = await (
+    await contentDb(a.accountId)
   )
+    .prepare(
+      "SELECT e.id, e.name, e.tags, e.dates, e.updated_at, p.latitude, p.longitude FROM events e JOIN pinpoints p ON p.id = e.pinpoint_id WHERE e.account_id = ? ORDER BY e.id",
+    )
     .bind(a.accountId)
     .all<{
       id: number;
@@ -248,7 +252,10 @@ describe("without a time", () => {
     const fold = (t: string) => t.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
     const found = await walk(a, "/v3.0/events?q=fete&limit=60");
     const tierOf = (r: Row) => (fold(r.name).includes("fete") ? 1 : 3);
-    const descriptions = await env.DB.prepare("SELECT id, description_text AS t FROM events WHERE account_id = ?")
+    const descriptions = await (
+      await contentDb(a.accountId)
+    )
+      .prepare("SELECT id, description_text AS t FROM events WHERE account_id = ?")
       .bind(a.accountId)
       .all<{ id: number; t: string }>();
     const text = new Map(descriptions.results.map((d) => [d.id, fold(d.t)]));

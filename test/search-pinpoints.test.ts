@@ -5,10 +5,9 @@
  * in both directions. The points include the antimeridian, the poles, the
  * edges of the boxes asked for and points exactly at the radius.
  */
-import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { contains, distance, type BBox, type Point } from "../src/db/geo";
-import { caller, createCategories, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
+import { caller, contentDb, createCategories, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
 
 type Row = {
   id: number;
@@ -83,6 +82,7 @@ let rows: Row[];
 let categories: number[];
 
 async function insertPoints(who: Caller, count: number, categoryIds: (number | null)[]) {
+  const db = await contentDb(who.accountId);
   const statements = [];
   for (let i = 0; i < count; i++) {
     const p = randomPoint(i);
@@ -90,24 +90,26 @@ async function insertPoints(who: Caller, count: number, categoryIds: (number | n
     const tags = TAGS.filter(() => random() < 0.3);
     const word = pick(WORDS);
     statements.push(
-      env.DB.prepare(
-        `INSERT INTO pinpoints (account_id, name, address, tags, category_id, description, description_text, latitude, longitude, updated_at)
+      db
+        .prepare(
+          `INSERT INTO pinpoints (account_id, name, address, tags, category_id, description, description_text, latitude, longitude, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ).bind(
-        who.accountId,
-        name,
-        i % 5 === 0 ? `${pick(WORDS)} street` : null,
-        JSON.stringify(tags),
-        pick(categoryIds),
-        `<p>A <strong>${word}</strong></p>`,
-        `A ${word}`,
-        p.latitude,
-        p.longitude,
-        1_700_000_000_000 + i * 1000,
-      ),
+        )
+        .bind(
+          who.accountId,
+          name,
+          i % 5 === 0 ? `${pick(WORDS)} street` : null,
+          JSON.stringify(tags),
+          pick(categoryIds),
+          `<p>A <strong>${word}</strong></p>`,
+          `A ${word}`,
+          p.latitude,
+          p.longitude,
+          1_700_000_000_000 + i * 1000,
+        ),
     );
   }
-  for (let i = 0; i < statements.length; i += 500) await env.DB.batch(statements.slice(i, i + 500));
+  for (let i = 0; i < statements.length; i += 500) await db.batch(statements.slice(i, i + 500));
 }
 
 beforeAll(async () => {
@@ -116,9 +118,12 @@ beforeAll(async () => {
   categories = await createCategories(a.accountId, ["Sights", "Food"]);
   await insertPoints(a, N, [null, 1, ...categories]);
   await insertPoints(b, 400, [null, 1]);
-  const { results } = await env.DB.prepare(
-    "SELECT id, name, address, tags, category_id AS category, description_text, latitude, longitude, updated_at FROM pinpoints WHERE account_id = ? ORDER BY id",
+  const { results } = await (
+    await contentDb(a.accountId)
   )
+    .prepare(
+      "SELECT id, name, address, tags, category_id AS category, description_text, latitude, longitude, updated_at FROM pinpoints WHERE account_id = ? ORDER BY id",
+    )
     .bind(a.accountId)
     .all<Row & { tags: string }>();
   rows = results.map((r) => ({ ...r, tags: JSON.parse(r.tags) as string[] }));
@@ -250,16 +255,15 @@ describe("nearest first", () => {
       const metres = i % 4 === 0 ? 125 * Math.SQRT2 * (1 + (i % 3)) : 100 + i * 5;
       placed.push(at(metres, (i * 47) % 360));
     }
+    const db = await contentDb(ring.accountId);
     const statements = placed.map((p, i) =>
-      env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)").bind(
-        ring.accountId,
-        `Ring ${i}`,
-        p.latitude,
-        p.longitude,
-      ),
+      db
+        .prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, ?, ?)")
+        .bind(ring.accountId, `Ring ${i}`, p.latitude, p.longitude),
     );
-    await env.DB.batch(statements);
-    const { results } = await env.DB.prepare("SELECT id, latitude, longitude FROM pinpoints WHERE account_id = ?")
+    await db.batch(statements);
+    const { results } = await db
+      .prepare("SELECT id, latitude, longitude FROM pinpoints WHERE account_id = ?")
       .bind(ring.accountId)
       .all<Row>();
     for (const limit of [1, 4, 7, 25]) {

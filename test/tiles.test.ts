@@ -13,7 +13,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
-import { BASE, call, caller, json, type Caller } from "./helpers";
+import { BASE, call, caller, contentDb, databaseHolding, json, type Caller } from "./helpers";
 
 type Place = {
   id: number;
@@ -64,10 +64,13 @@ async function insertPlaces(
         p.category ?? null,
         JSON.stringify(p.tags ?? []),
       ]);
-    const { meta } = await env.DB.prepare(
-      `INSERT INTO pinpoints (account_id, name, latitude, longitude, category_id, tags)
-       SELECT ?1, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?2) ORDER BY key`,
+    const { meta } = await (
+      await contentDb(accountId)
     )
+      .prepare(
+        `INSERT INTO pinpoints (account_id, name, latitude, longitude, category_id, tags)
+       SELECT ?1, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4 FROM json_each(?2) ORDER BY key`,
+      )
       .bind(accountId, JSON.stringify(chunk))
       .run();
     for (let k = chunk.length - 1; k >= 0; k--) ids.push(meta.last_row_id - k);
@@ -76,9 +79,10 @@ async function insertPlaces(
 }
 
 async function placesOf(accountId: number): Promise<Place[]> {
-  const { results } = await env.DB.prepare(
-    "SELECT id, latitude, longitude, category_id, tags, name, updated_at FROM pinpoints WHERE account_id = ?",
+  const { results } = await (
+    await contentDb(accountId)
   )
+    .prepare("SELECT id, latitude, longitude, category_id, tags, name, updated_at FROM pinpoints WHERE account_id = ?")
     .bind(accountId)
     .all<{
       id: number;
@@ -93,7 +97,10 @@ async function placesOf(accountId: number): Promise<Place[]> {
 }
 
 async function listMembers(listId: number): Promise<Set<number>> {
-  const { results } = await env.DB.prepare("SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ?")
+  const { results } = await (
+    await databaseHolding("lists", listId)
+  )
+    .prepare("SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ?")
     .bind(listId)
     .all<{ pinpoint_id: number }>();
   return new Set(results.map((r) => r.pinpoint_id));
@@ -318,18 +325,22 @@ describe("filters", () => {
       json<{ id: number }>(await a.send("POST", "/v3.0/lists", { name: "every fifth" })),
     ]);
     [l1, l2] = lists.map((l) => l.id) as [number, number];
-    await env.DB.prepare(
-      "INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT ?, id FROM pinpoints WHERE account_id = ? AND id % 3 = 0",
-    )
+    const db = await contentDb(a.accountId);
+    await db
+      .prepare(
+        "INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT ?, id FROM pinpoints WHERE account_id = ? AND id % 3 = 0",
+      )
       .bind(l1, a.accountId)
       .run();
-    await env.DB.prepare(
-      "INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT ?, id FROM pinpoints WHERE account_id = ? AND id % 5 = 0",
-    )
+    await db
+      .prepare(
+        "INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT ?, id FROM pinpoints WHERE account_id = ? AND id % 5 = 0",
+      )
       .bind(l2, a.accountId)
       .run();
     recent = Date.parse("2030-01-01T00:00:00Z");
-    await env.DB.prepare("UPDATE pinpoints SET updated_at = ? WHERE account_id = ? AND id % 7 = 0")
+    await db
+      .prepare("UPDATE pinpoints SET updated_at = ? WHERE account_id = ? AND id % 7 = 0")
       .bind(recent, a.accountId)
       .run();
     placesA = await placesOf(a.accountId);

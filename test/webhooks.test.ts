@@ -16,7 +16,7 @@ import { clock } from "../src/core/clock";
 import worker from "../src/index";
 import { backoffSeconds, DEAD_LETTER_QUEUE, DISABLE_AFTER_MS } from "../src/webhooks/deliver";
 import { isNonPublicAddress } from "../src/webhooks/targets";
-import { caller, createList, createPinpoint, json, type Caller } from "./helpers";
+import { caller, contentDb, createList, createPinpoint, databaseHolding, json, type Caller } from "./helpers";
 
 /** The API reached on a loopback origin, as under wrangler dev: WEBHOOKS_ALLOW_LOOPBACK applies there. */
 const LOCAL = "http://127.0.0.1:8787";
@@ -86,11 +86,17 @@ async function createWebhook(who: Caller, fields: Record<string, unknown> = {}) 
 
 /** One delivery pass for the webhook, as a queue message would run it; returns the message's outcome. */
 async function deliver(id: number, queue = QUEUE, attempts = 1) {
+  const row = await (
+    await databaseHolding("webhooks", id)
+  )
+    .prepare("SELECT account_id FROM webhooks WHERE id = ?")
+    .bind(id)
+    .first<{ account_id: number }>();
   const batch = createMessageBatch(queue, [
-    { id: crypto.randomUUID(), timestamp: new Date(), attempts, body: { webhook: id } },
+    { id: crypto.randomUUID(), timestamp: new Date(), attempts, body: { webhook: id, account: row!.account_id } },
   ]);
   const ctx = createExecutionContext();
-  await worker.queue(batch, env);
+  await worker.queue(batch, env, ctx);
   return getQueueResult(batch, ctx);
 }
 
@@ -99,7 +105,10 @@ async function deliver(id: number, queue = QUEUE, attempts = 1) {
  * is (getQueueResult does not report retry delays).
  */
 async function retryDelay(id: number): Promise<number> {
-  const row = await env.DB.prepare("SELECT next_attempt_at FROM webhooks WHERE id = ?")
+  const row = await (
+    await databaseHolding("webhooks", id)
+  )
+    .prepare("SELECT next_attempt_at FROM webhooks WHERE id = ?")
     .bind(id)
     .first<{ next_attempt_at: number }>();
   return Math.round((row!.next_attempt_at - clock.now()) / 1000);
@@ -116,7 +125,10 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Pr
 }
 
 async function outboxRows(accountId: number): Promise<number> {
-  const row = await env.DB.prepare("SELECT count(*) AS n FROM webhook_outbox WHERE account_id = ?")
+  const row = await (
+    await contentDb(accountId)
+  )
+    .prepare("SELECT count(*) AS n FROM webhook_outbox WHERE account_id = ?")
     .bind(accountId)
     .first<{ n: number }>();
   return row!.n;
@@ -523,9 +535,10 @@ describe("delivery through the queue", () => {
   it("recovers changes whose message was lost, from the cron", async () => {
     const hook = await createWebhook(a);
     // Written behind the API's back: no message was sent for it, as if it had been lost.
-    const row = await env.DB.prepare(
-      "INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, 'Lost', 1, 2) RETURNING id",
+    const row = await (
+      await contentDb(a.accountId)
     )
+      .prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, 'Lost', 1, 2) RETURNING id")
       .bind(a.accountId)
       .first<{ id: number }>();
     await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), env);
@@ -672,7 +685,10 @@ describe("every acknowledged write, through the outbox", () => {
     expect(await outboxRows(plain.accountId)).toBe(0);
     expect(await outboxRows(picky.accountId)).toBe(0);
     // The change log still has every object: only the outbox is skipped.
-    const logged = await env.DB.prepare("SELECT count(*) AS n FROM changes WHERE account_id = ?")
+    const logged = await (
+      await contentDb(plain.accountId)
+    )
+      .prepare("SELECT count(*) AS n FROM changes WHERE account_id = ?")
       .bind(plain.accountId)
       .first<{ n: number }>();
     expect(logged!.n).toBe(7);

@@ -1307,7 +1307,8 @@ export interface components {
         | "urn:poi-api:problem:range_not_satisfiable"
         | "urn:poi-api:problem:too_many_requests"
         | "urn:poi-api:problem:internal_error"
-        | "urn:poi-api:problem:not_configured";
+        | "urn:poi-api:problem:not_configured"
+        | "urn:poi-api:problem:account_moving";
       title: string;
       status: number;
       detail: string;
@@ -1605,7 +1606,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description The service is not configured (`urn:poi-api:problem:not_configured`) */
+    /** @description The service is not configured (`urn:poi-api:problem:not_configured`); The account is being moved to another database (`urn:poi-api:problem:account_moving`) */
     Problem503: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];

@@ -86,7 +86,7 @@ export type CreatedClient = {
  */
 export async function createClient(
   execute: Execute,
-  input: { account: string; name: string; scope: string },
+  input: { account: string; name: string; scope: string; shard?: string },
 ): Promise<CreatedClient> {
   const account = parseName(input.account, "account name");
   const name = parseName(input.name, "client name");
@@ -94,7 +94,8 @@ export async function createClient(
   const clientId = generateClientId();
   const clientSecret = generateClientSecret();
   const [inserted, client] = await execute([
-    `INSERT INTO accounts (name) VALUES (${sqlString(account)}) ON CONFLICT (name) DO NOTHING RETURNING id`,
+    // A new account's content goes to `shard` (docs/scaling.md); scripts/lib/shards.ts gives the shard its row.
+    `INSERT INTO accounts (name, shard) VALUES (${sqlString(account)}, ${sqlString(input.shard ?? "DB")}) ON CONFLICT (name) DO NOTHING RETURNING id`,
     `INSERT INTO clients (id, account_id, name, secret_hash, scope)
      SELECT ${sqlString(clientId)}, id, ${sqlString(name)}, ${sqlString(await hashSecret(clientSecret))}, ${sqlString(scope)}
      FROM accounts WHERE name = ${sqlString(account)}

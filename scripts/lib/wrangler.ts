@@ -66,15 +66,16 @@ function parseJsonOutput(stdout: string): unknown {
 }
 
 /**
- * An `Execute` over `wrangler d1 execute DB --json`: the statements travel in
- * one `--command`, which wrangler runs as one batch (all or nothing).
+ * An `Execute` over `wrangler d1 execute BINDING --json` (the directory, DB, unless
+ * another shard is named): the statements travel in one `--command`, which
+ * wrangler runs as one batch (all or nothing).
  */
-export function d1Execute(target: Target): Execute {
+export function d1Execute(target: Target, binding = "DB"): Execute {
   return async (statements) => {
     const args = [
       "d1",
       "execute",
-      "DB",
+      binding,
       ...targetFlags(target),
       "--json",
       "--yes",

@@ -2,7 +2,8 @@
  * Bearer token middleware (RFC 6750). Reads the token from the Authorization
  * header or, for clients that cannot set headers, the `access_token` query
  * parameter (§2.3); verifies it without a database read; checks the scope the
- * method needs (`read` for GET/HEAD, `write` otherwise); sets `principal`.
+ * method needs (`read` for GET/HEAD, `write` otherwise); sets `principal`
+ * and says which account the request works for (src/db/client.ts `useAccount`).
  * A publishable key (`pk_…`, in the header or as `?key=`) is taken instead
  * of a token on the operations that accept one (publishable-keys.ts).
  */
@@ -13,6 +14,7 @@ import type { AppEnv } from "../core/env";
 import { scopeFor } from "../core/scopes";
 import { ApiError } from "../core/problem";
 import { PUBLISHABLE_KEY_PREFIX } from "../core/secrets";
+import { useAccount } from "../db/client";
 import { matchedOperation } from "../http/route-metadata";
 import { clientInGoodStanding } from "./client-status";
 import { signingKeys } from "../core/signing";
@@ -81,6 +83,7 @@ export const requireToken = () =>
     if (token.startsWith(PUBLISHABLE_KEY_PREFIX)) {
       const key = await keyPrincipal(c, token);
       c.set("principal", key);
+      await useAccount(key.accountId);
       await next();
       // The key's own CORS rule: readable by the pages it allows, whatever CORS_ORIGINS says.
       const origin = c.req.header("Origin");
@@ -105,6 +108,7 @@ export const requireToken = () =>
       });
     }
     c.set("principal", { kind: "client", clientId: claims.sub, accountId: claims.acc, scopes });
+    await useAccount(claims.acc);
     await next();
     // The handler may have replaced the response; the rule above still holds. An answer to a
     // client's token is that client's: never stored by a shared cache.

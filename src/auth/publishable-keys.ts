@@ -4,8 +4,9 @@
  * (src/db/published.ts) on the operations that accept one, from the web
  * origins it allows.
  *
- * A key and the newest changes of the log (its account's and everyone's) are
- * read in one indexed query and kept per isolate for FRESH_MS, so a request
+ * A key (from the directory) and the newest changes of its account's shard's
+ * log (its account's and everyone's there) are read in two indexed queries
+ * and kept per isolate for FRESH_MS, so a request
  * with a known key, a cache hit included, reads no database. That lifetime
  * bounds how long a revoked key keeps working and how long a cached answer
  * outlives a write (those changes version every cached answer:
@@ -19,7 +20,7 @@ import type { AppEnv, KeyPrincipal } from "../core/env";
 import { ApiError } from "../core/problem";
 import { originAllowed } from "../core/publishable-keys";
 import { hashSecret } from "../core/secrets";
-import { currentBookmark } from "../db/client";
+import { currentBookmark, useAccount } from "../db/client";
 import { rawRows } from "../db/raw-rows";
 import { limitUnknownKey } from "../http/rate-limit";
 
@@ -43,12 +44,16 @@ async function load(d1: D1Database, key: string): Promise<Entry> {
   const [row] = await rawRows(
     d1,
     sql`SELECT k.id, k.account_id, k.every_list, k.origins, k.expires_at, substr(k.key_hash, 1, 16) AS tag,
-      (SELECT json_group_array(list_id) FROM publishable_key_lists WHERE key_id = k.id) AS lists,
-      ${newest(sql`WHERE account_id = k.account_id`)} AS head, ${newest(sql``)} AS shared_head
+      (SELECT json_group_array(list_id) FROM publishable_key_lists WHERE key_id = k.id) AS lists
       FROM publishable_keys AS k WHERE k.key_hash = ${await hashSecret(key)}`,
   );
-  const bookmark = currentBookmark();
-  if (!row) return { key: null, head: "", sharedHead: "", bookmark };
+  if (!row) return { key: null, head: "", sharedHead: "", bookmark: currentBookmark() };
+  // The key is the directory's, the change log its account's: a second query, on the account's database.
+  await useAccount(Number(row.account_id));
+  const [heads] = await rawRows(
+    d1,
+    sql`SELECT ${newest(sql`WHERE account_id = ${Number(row.account_id)}`)} AS head, ${newest(sql``)} AS shared_head`,
+  );
   return {
     key: {
       kind: "key",
@@ -60,9 +65,9 @@ async function load(d1: D1Database, key: string): Promise<Entry> {
       expiresAt: row.expires_at === null ? null : Number(row.expires_at),
       tag: String(row.tag),
     },
-    head: String(row.head ?? "0"),
-    sharedHead: String(row.shared_head ?? "0"),
-    bookmark,
+    head: String(heads?.head ?? "0"),
+    sharedHead: String(heads?.shared_head ?? "0"),
+    bookmark: currentBookmark(),
   };
 }
 

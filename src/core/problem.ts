@@ -30,6 +30,7 @@ export const problemCodes = {
   too_many_requests: { status: 429, title: "Too many requests" },
   internal_error: { status: 500, title: "Internal server error" },
   not_configured: { status: 503, title: "The service is not configured" },
+  account_moving: { status: 503, title: "The account is being moved to another database" },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 
 export type ProblemCode = keyof typeof problemCodes;

@@ -76,7 +76,7 @@ export function ownedRows<T extends OwnedTable>(
 
     async get(d1: D1Database, accountId: number, id: number): Promise<Row> {
       const row = await prepared(d1).byId.get({ id });
-      return ownedOr404(row as (Row & { account_id: number | null }) | undefined, accountId, what);
+      return ownedOr404(row as (Row & { account_id: number | null }) | undefined, accountId, what, { table, id });
     },
 
     /**

@@ -5,14 +5,47 @@
  */
 import { getTableName, type Table } from "drizzle-orm";
 import { ApiError, forbidden, notFound } from "../core/problem";
+import { ownersElsewhere } from "./client";
 
-/** Returns `row` if the caller's account owns it; otherwise throws 404 or 403. */
+/**
+ * A 404 for an id the request's own database does not hold, which may still
+ * be another account's on another shard (docs/scaling.md): the app's error
+ * handler asks `explainMissing` before it answers, so the answer is the 403
+ * or 404 a single database gives.
+ */
+export class MissingHere extends ApiError {
+  constructor(
+    readonly what: string,
+    readonly table: string,
+    readonly id: number,
+    readonly answer: ApiError = notFound(what),
+  ) {
+    super(answer.code, answer.detail, answer.options);
+  }
+}
+
+/** The answer for a `MissingHere`: 403 if another account holds the id on another shard, else its own answer. */
+export async function explainMissing(error: MissingHere): Promise<ApiError> {
+  const owners = await ownersElsewhere(error.table, [error.id]);
+  return owners.has(error.id) ? forbidden(error.what) : error.answer;
+}
+
+/** The ids of `table` among `ids` that other accounts hold on other shards (see `MissingHere`). */
+export async function foreignElsewhere(table: Table, ids: readonly number[]): Promise<Set<number>> {
+  return new Set((await ownersElsewhere(getTableName(table), ids)).keys());
+}
+
+/**
+ * Returns `row` if the caller's account owns it; otherwise throws 404 or 403.
+ * `probe` names the row looked for, so a missing one can still be found another account's.
+ */
 export function ownedOr404<Row extends { account_id: number | null }>(
   row: Row | undefined,
   accountId: number,
   what: string,
+  probe?: { table: Table; id: number },
 ): Row {
-  if (!row) throw notFound(what);
+  if (!row) throw probe ? new MissingHere(what, getTableName(probe.table), probe.id) : notFound(what);
   if (row.account_id !== accountId) throw forbidden(what);
   return row;
 }
@@ -35,7 +68,7 @@ export async function throwMissingOrForbidden(
     .prepare(`SELECT account_id FROM "${getTableName(table)}" WHERE id = ?`)
     .bind(id)
     .first<{ account_id: number | null }>();
-  ownedOr404(row ?? undefined, accountId, what);
+  ownedOr404(row ?? undefined, accountId, what, { table, id });
   throw ifOwned;
 }
 
@@ -48,6 +81,8 @@ export async function foreignAsMissing<T>(read: Promise<T>, what: string): Promi
     return await read;
   } catch (error) {
     if (error instanceof ApiError && error.code === "forbidden") throw notFound(what);
+    // Not worth asking the other shards whose it is: it is absent either way.
+    if (error instanceof MissingHere) throw error.answer;
     throw error;
   }
 }

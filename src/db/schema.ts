@@ -20,7 +20,7 @@
  * these tables by triggers: the R*Tree and full-text indexes of pinpoints and
  * events (0004, 0007, 0009, 0012), and `tile_cells` (0011), the per-cell counts that
  * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table. Triggers
- * also write the change log (0006, 0008) and the webhook outbox (0014).
+ * also write the change log (0006, 0008) and the webhook outbox (0015).
  */
 import { isNotNull, sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
@@ -41,11 +41,30 @@ const updatedAt = () =>
  */
 const version = () => integer().notNull().default(1);
 
-/** Owner of content; several API clients (applications) may share one account. */
+/**
+ * Owner of content; several API clients (applications) may share one account.
+ * In the directory database, `shard` names the D1 binding that holds the
+ * account's content (src/db/shards.ts); each shard keeps a copy of the row of
+ * every account it holds, which its content rows reference (docs/scaling.md).
+ */
 export const accounts = sqliteTable("accounts", {
   id: integer().primaryKey({ autoIncrement: true }),
   name: text().notNull().unique(),
   created_at: createdAt(),
+  shard: text().notNull().default("DB"),
+});
+
+/**
+ * An account this shard must not write (src/db/move.ts): `paused` while a move
+ * copies it here or switches it away (until `until`, epoch ms, if set: a
+ * crashed move's pause ends by itself), `gone` once it has left, `mover` only
+ * inside the move's own batches. Triggers of the `shards` migration refuse
+ * every content write of a paused or gone account; the Worker answers 503.
+ */
+export const accountFences = sqliteTable("account_fences", {
+  account_id: integer().primaryKey(),
+  state: text({ enum: ["paused", "gone", "mover"] }).notNull(),
+  until: integer(),
 });
 
 /**
@@ -237,16 +256,18 @@ export const publishableKeys = sqliteTable(
   (t) => [index("publishable_keys_account_idx").on(t.account_id, t.id)],
 );
 
-/** The lists a publishable key reads, unless it reads every list. */
+/**
+ * The lists a publishable key reads, unless it reads every list. In the
+ * directory, while the lists live in the account's shard: no foreign key to
+ * `lists`, and a deleted list's grant matches nothing (src/keys/store.ts).
+ */
 export const publishableKeyLists = sqliteTable(
   "publishable_key_lists",
   {
     key_id: integer()
       .notNull()
       .references(() => publishableKeys.id, { onDelete: "cascade" }),
-    list_id: integer()
-      .notNull()
-      .references(() => lists.id, { onDelete: "cascade" }),
+    list_id: integer().notNull(),
   },
   (t) => [primaryKey({ columns: [t.key_id, t.list_id] }), index("publishable_key_lists_list_idx").on(t.list_id)],
 );
@@ -327,7 +348,7 @@ export const webhookDeliveries = sqliteTable(
  * of an account that has a webhook subscribed to the write's event, holding
  * the object's row as it was right after that write (`object`, JSON of its
  * columns; null for a tombstone) and the change-log `seq` the write took.
- * Written only by the change-log triggers of migrations/0014_webhook_outbox.sql,
+ * Written only by the change-log triggers of migrations/0015_webhook_outbox.sql,
  * in the statement of the write itself, so a write and its row commit together
  * or not at all; an account without webhooks writes none (the triggers' one
  * index probe on `webhooks_account_idx` finds nothing). `id` grows in commit

@@ -9,7 +9,7 @@ import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import type { Expected } from "../db/versions";
-import { ownedOr404 } from "../db/ownership";
+import { MissingHere, ownedOr404 } from "../db/ownership";
 import { withSearchColumns } from "../fields/search-columns";
 import { events, pinpoints, type Event } from "../db/schema";
 
@@ -40,8 +40,8 @@ export const eventRows = {
 };
 
 /** The owner check of a pinpoint named in a body: 400 at `/pinpoint` if it does not exist, 403 if not the caller's. */
-function checkPinpoint(owner: { account_id: number } | undefined, accountId: number): void {
-  if (!owner) throw noSuchPinpoint();
+function checkPinpoint(owner: { account_id: number } | undefined, accountId: number, pinpointId: number): void {
+  if (!owner) throw new MissingHere("pinpoint", "pinpoints", pinpointId, noSuchPinpoint());
   if (owner.account_id !== accountId) throw forbidden("pinpoint");
 }
 
@@ -50,12 +50,12 @@ const pinpointOwner = (d1: D1Database, pinpointId: number) =>
 
 /** Checks, before anything is stored, that a new event may be placed at `pinpointId`. */
 export async function assertEventPinpoint(d1: D1Database, accountId: number, pinpointId: number): Promise<void> {
-  checkPinpoint(await pinpointOwner(d1, pinpointId).get(), accountId);
+  checkPinpoint(await pinpointOwner(d1, pinpointId).get(), accountId, pinpointId);
 }
 
 /** 404/403 unless pinpoint `pinpointId` exists and is the caller's (a `?pinpoint=` filter). */
 export async function assertPinpointOwner(d1: D1Database, accountId: number, pinpointId: number): Promise<void> {
-  ownedOr404(await pinpointOwner(d1, pinpointId).get(), accountId, "pinpoint");
+  ownedOr404(await pinpointOwner(d1, pinpointId).get(), accountId, "pinpoint", { table: pinpoints, id: pinpointId });
 }
 
 /**
@@ -74,8 +74,8 @@ export async function eventForUpdate(
     db.select().from(events).where(eq(events.id, id)),
     pinpointOwner(d1, pinpointId),
   ]);
-  const row = ownedOr404(event[0], accountId, "event");
-  checkPinpoint(owner[0], accountId);
+  const row = ownedOr404(event[0], accountId, "event", { table: events, id });
+  checkPinpoint(owner[0], accountId, pinpointId);
   return row;
 }
 
@@ -102,6 +102,6 @@ export async function pagePinpointEvents(
       .orderBy(...orderBy)
       .limit(take),
   ]);
-  ownedOr404(owner[0], accountId, "pinpoint");
+  ownedOr404(owner[0], accountId, "pinpoint", { table: pinpoints, id: pinpointId });
   return rows;
 }

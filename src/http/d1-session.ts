@@ -15,13 +15,14 @@
  * not take the header (/media) ignore it.
  *
  * Handlers keep reading `c.env.DB`: this middleware gives the request its own
- * env whose DB is the binding routed into the session (db/client.ts), so the
- * queries built once per isolate run in each request's own session.
+ * env whose DB is the binding routed into the request's sessions (db/client.ts:
+ * one per database it touches, the bookmark belonging to the account's shard),
+ * so the queries built once per isolate run in each request's own sessions.
  */
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { routed, runInSession } from "../db/client";
+import { currentBookmark, routed, runInSession } from "../db/client";
 import { BOOKMARK_HEADER } from "./bookmark-header";
 import { matchedOperation } from "./route-metadata";
 
@@ -53,9 +54,13 @@ export const checkBookmark = createMiddleware<AppEnv>(async function checkBookma
 
 export const d1Session = createMiddleware<AppEnv>(async function d1Session(c, next) {
   const bookmark = sentBookmark(c.req.header(BOOKMARK_HEADER));
-  const session = c.env.DB.withSession(bookmark ?? (READS.has(c.req.method) ? "first-unconstrained" : "first-primary"));
-  c.env = { ...c.env, DB: routed(c.env.DB) };
-  await runInSession(session, next);
-  const latest = session.getBookmark() ?? bookmark;
+  const constraint = READS.has(c.req.method) ? "first-unconstrained" : "first-primary";
+  const env = c.env;
+  c.env = { ...env, DB: routed(env.DB) };
+  const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
+  const latest = await runInSession(env, { bookmark, constraint }, waitUntil, async () => {
+    await next();
+    return currentBookmark() ?? bookmark;
+  });
   if (latest) c.res.headers.set(BOOKMARK_HEADER, latest);
 });

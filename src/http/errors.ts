@@ -10,6 +10,7 @@ import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../core/env";
 import { ApiError, problemCodes, problemType, type ProblemCode } from "../core/problem";
 import { trimEnd } from "../core/trim";
+import { explainMissing, MissingHere } from "../db/ownership";
 import { jsonErrorOffset, lineAndColumn } from "./json-position";
 
 /** The problem details body (RFC 9457 §3) of an `ApiError`. */
@@ -55,7 +56,12 @@ async function malformedJson(c: Context<AppEnv>): Promise<ApiError> {
 }
 
 export const onError: ErrorHandler<AppEnv> = async (error, c) => {
+  if (error instanceof MissingHere) return render(c, await explainMissing(error));
   if (error instanceof ApiError) return render(c, error);
+  // A write refused because its account is moving (src/db/client.ts), wrapped by drizzle's query error.
+  for (let cause: unknown = error.cause; cause instanceof Error; cause = cause.cause) {
+    if (cause instanceof ApiError && cause.code === "account_moving") return render(c, cause);
+  }
   // Hono's own validator reports unparsable JSON this way.
   if (error instanceof HTTPException && error.status === 400 && /^Malformed JSON/.test(error.message)) {
     return render(c, await malformedJson(c));

@@ -21,7 +21,7 @@ import { createMiddleware } from "hono/factory";
 import { clock } from "../core/clock";
 import { base64urlEncode } from "../core/crypto";
 import type { AppEnv, KeyPrincipal } from "../core/env";
-import { runInSession } from "../db/client";
+import { runFromBookmark } from "../db/client";
 import { noneMatch } from "./etag";
 import { matchedOperation } from "./route-metadata";
 
@@ -88,7 +88,7 @@ export const publicCache = () =>
     if (!stored) {
       // Stored under the versions the key was read with, so read from a session at least as recent: a
       // lagging replica must not put an older answer under a newer version.
-      await runInSession(c.env.DB.withSession(principal.bookmark ?? "first-unconstrained"), next);
+      await runFromBookmark(principal.bookmark, next);
       // Errors and a route's own 304 pass through uncached.
       if (c.res.status !== 200) return;
       stored = await toStore(c.res);

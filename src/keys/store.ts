@@ -9,7 +9,6 @@ import { fieldError } from "../core/problem";
 import { KEY_PREFIX_LENGTH } from "../core/publishable-keys";
 import { generatePublishableKey, hashSecret } from "../core/secrets";
 import { database } from "../db/client";
-import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
 import { rowMapper } from "../db/raw-rows";
@@ -59,23 +58,19 @@ export async function createKey(
     .returning();
   const listIds = values.lists ?? [];
   const keyStatement = insertKey.toSQL();
-  try {
-    const [inserted] = await d1.batch([
-      d1.prepare(keyStatement.sql).bind(...keyStatement.params),
-      // The new key's id, found by its hash inside the same transaction.
-      d1
-        .prepare(
-          `INSERT INTO publishable_key_lists (key_id, list_id)
-          SELECT (SELECT id FROM publishable_keys WHERE key_hash = ?1), value FROM json_each(?2)`,
-        )
-        .bind(keyHash, JSON.stringify(listIds)),
-    ]);
-    return { row: toKey(inserted!.results[0] as Record<string, unknown>), lists: listIds, key };
-  } catch (error) {
-    // A list deleted between the check and the write: nothing was written.
-    if (isForeignKeyViolation(error)) throw fieldError("/lists", "names a list that no longer exists");
-    throw error;
-  }
+  // A list deleted between the check and the write leaves a grant that matches nothing, as a list
+  // deleted later does: the grants are the directory's, the lists the account's shard's (docs/scaling.md).
+  const [inserted] = await d1.batch([
+    d1.prepare(keyStatement.sql).bind(...keyStatement.params),
+    // The new key's id, found by its hash inside the same transaction.
+    d1
+      .prepare(
+        `INSERT INTO publishable_key_lists (key_id, list_id)
+        SELECT (SELECT id FROM publishable_keys WHERE key_hash = ?1), value FROM json_each(?2)`,
+      )
+      .bind(keyHash, JSON.stringify(listIds)),
+  ]);
+  return { row: toKey(inserted!.results[0] as Record<string, unknown>), lists: listIds, key };
 }
 
 async function listsOf(d1: D1Database, keyIds: readonly number[]): Promise<Map<number, number[]>> {
@@ -84,8 +79,20 @@ async function listsOf(d1: D1Database, keyIds: readonly number[]): Promise<Map<n
     .from(publishableKeyLists)
     .where(sql`${publishableKeyLists.key_id} IN (SELECT value FROM json_each(${JSON.stringify(keyIds)}))`)
     .orderBy(publishableKeyLists.key_id, publishableKeyLists.list_id);
+  // A deleted list leaves its grants behind (they live in the directory, the lists in the account's shard).
+  const listIds = [...new Set(rows.map((row) => row.list_id))];
+  const existing = new Set(
+    (
+      await database(d1)
+        .select({ id: lists.id })
+        .from(lists)
+        .where(sql`${lists.id} IN (SELECT value FROM json_each(${JSON.stringify(listIds)}))`)
+    ).map((row) => row.id),
+  );
   const byKey = new Map<number, number[]>();
-  for (const { key_id, list_id } of rows) byKey.set(key_id, [...(byKey.get(key_id) ?? []), list_id]);
+  for (const { key_id, list_id } of rows) {
+    if (existing.has(list_id)) byKey.set(key_id, [...(byKey.get(key_id) ?? []), list_id]);
+  }
   return byKey;
 }
 

@@ -9,7 +9,8 @@
  * near D1's limit of 100 bound parameters. Valid items are applied even when
  * others fail; each failure is reported by index.
  */
-import { ownedOr404 } from "../db/ownership";
+import { foreignElsewhere, ownedOr404 } from "../db/ownership";
+import { lists, pinpoints } from "../db/schema";
 import { membershipItem, type BatchItemError, type BatchResult } from "./schemas";
 
 type Parsed = { valid: { index: number; id: number }[]; errors: BatchItemError[] };
@@ -90,14 +91,23 @@ async function applyBatch(
     d1.prepare(WRITE[operation]).bind(listId, ids, accountId),
     d1.prepare(END_BATCH).bind(listId),
   ]);
-  ownedOr404((owner!.results as { account_id: number }[])[0], accountId, "list");
+  ownedOr404((owner!.results as { account_id: number }[])[0], accountId, "list", { table: lists, id: listId });
 
-  const byId = new Map((classified!.results as Classified[]).map((row) => [row.id, row]));
+  const rows = classified!.results as Classified[];
+  const missing = rows.filter((row) => row.account_id === null).map((row) => row.id);
+  const elsewhere = await foreignElsewhere(pinpoints, missing);
+  const byId = new Map(rows.map((row) => [row.id, row]));
   for (const { index, id } of valid) {
     const row = byId.get(id);
     if (!row) continue;
     const error: BatchItemError["error"] =
-      row.account_id === null ? "not_found" : row.account_id !== accountId ? "forbidden" : "not_member";
+      row.account_id === null
+        ? elsewhere.has(id)
+          ? "forbidden"
+          : "not_found"
+        : row.account_id !== accountId
+          ? "forbidden"
+          : "not_member";
     errors.push({ index, id, error });
   }
   errors.sort((a, b) => a.index - b.index);

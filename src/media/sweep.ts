@@ -8,20 +8,29 @@
 import { sql } from "drizzle-orm";
 import { database } from "../db/client";
 import { categories, events, pinpoints } from "../db/schema";
+import { shardBindings } from "../db/shards";
 
 export const SWEEP_MIN_AGE_MS = 60 * 60 * 1000;
 
 /** Prefix of uploaded objects (see upload.ts); nothing else in the bucket is swept. */
 const UPLOAD_PREFIX = "m/";
 
-/** Of `keys`, those some pinpoint, event or category references: one query per batch, index probes. */
-async function referencedKeys(d1: D1Database, keys: string[]): Promise<Set<string>> {
-  const rows = await database(d1).all<{ key: string }>(sql`
-    SELECT j.value AS key FROM json_each(${JSON.stringify(keys)}) AS j
-    WHERE EXISTS (SELECT 1 FROM ${pinpoints} WHERE ${pinpoints.media_key} = j.value)
-       OR EXISTS (SELECT 1 FROM ${events} WHERE ${events.media_key} = j.value)
-       OR EXISTS (SELECT 1 FROM ${categories} WHERE ${categories.image_key} = j.value)`);
-  return new Set(rows.map((r) => r.key));
+/**
+ * Of `keys`, those some pinpoint, event or category of any shard references (an object is shared by
+ * no two accounts, but a move copies an account's rows before it deletes the source's): one query
+ * per shard and batch, index probes.
+ */
+async function referencedKeys(env: Cloudflare.Env, keys: string[]): Promise<Set<string>> {
+  const referenced = new Set<string>();
+  for (const shard of shardBindings(env)) {
+    const rows = await database(shard).all<{ key: string }>(sql`
+      SELECT j.value AS key FROM json_each(${JSON.stringify(keys)}) AS j
+      WHERE EXISTS (SELECT 1 FROM ${pinpoints} WHERE ${pinpoints.media_key} = j.value)
+         OR EXISTS (SELECT 1 FROM ${events} WHERE ${events.media_key} = j.value)
+         OR EXISTS (SELECT 1 FROM ${categories} WHERE ${categories.image_key} = j.value)`);
+    for (const row of rows) referenced.add(row.key);
+  }
+  return referenced;
 }
 
 /**
@@ -41,7 +50,7 @@ export async function sweepMedia(
     listed += page.objects.length;
     const old = page.objects.filter((o) => o.uploaded.getTime() < now - SWEEP_MIN_AGE_MS).map((o) => o.key);
     if (old.length > 0) {
-      const referenced = await referencedKeys(env.DB, old);
+      const referenced = await referencedKeys(env, old);
       const orphans = old.filter((key) => !referenced.has(key));
       if (orphans.length > 0) await env.MEDIA.delete(orphans);
       deleted += orphans.length;

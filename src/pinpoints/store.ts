@@ -60,7 +60,7 @@ export async function pageListPinpoints(
       .orderBy(...orderBy)
       .limit(take),
   ]);
-  ownedOr404(list[0], accountId, "list");
+  ownedOr404(list[0], accountId, "list", { table: lists, id: listId });
   return rows.map((r) => r.pinpoint);
 }
 
@@ -71,6 +71,7 @@ export async function assertListOwner(d1: D1Database, accountId: number, listId:
     await db.select({ account_id: lists.account_id }).from(lists).where(eq(lists.id, listId)).get(),
     accountId,
     "list",
+    { table: lists, id: listId },
   );
 }
 

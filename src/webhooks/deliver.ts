@@ -3,7 +3,8 @@
  * row per write, with the object's state after that write, so every write is
  * delivered, however many follow it before its delivery. Each webhook keeps a
  * position (the last outbox `id` it was sent or skipped); a queue message
- * only says "deliver webhook N", and whoever handles it sends the webhook's
+ * only says "deliver webhook N" (of account A: its database), and whoever handles
+ * it sends the webhook's
  * rows after its position, oldest first, and moves the position past each
  * one its receiver acknowledged (2xx). A message that is lost (an isolate
  * ending between a commit and the enqueue) therefore loses nothing: the next
@@ -25,6 +26,7 @@
 import { clock } from "../core/clock";
 import { configFor } from "../core/config";
 import type { ChangeType, ObjectRows } from "../db/changes";
+import { asAccount } from "../db/client";
 import { rowMapper } from "../db/raw-rows";
 import { webhooks, type Webhook, type WebhookOutboxRow } from "../db/schema";
 import { mediaUrlsOn, type MediaUrl } from "../media/url";
@@ -33,8 +35,8 @@ import { hasOutboxAfter, outboxObject, prunePassedOutbox, pruneExpiredOutbox, re
 import { signedHeaders } from "./signing";
 import { isLoopbackOrigin, resolvedTargetProblem, targetProblem } from "./targets";
 
-/** What a queue message asks: deliver this webhook from its position. */
-export type WebhookMessage = { webhook: number };
+/** What a queue message asks: deliver this webhook (of this account) from its position. */
+export type WebhookMessage = { webhook: number; account: number };
 
 /** How upserted objects are shown in payloads: as each resource's GET shows them (wired in src/app.ts). */
 export type ObjectsJson = (mediaUrl: MediaUrl) => { [K in ChangeType]: (row: ObjectRows[K]) => unknown };
@@ -226,7 +228,7 @@ export async function deliverWebhook(
   if (failure) return { retryInSeconds };
   if (more || (await hasOutboxAfter(env.DB, hook.account_id, position))) {
     // Writes committed during the pass, whose messages found the lease taken and were dropped.
-    await env.WEBHOOK_QUEUE.send({ webhook: hook.id } satisfies WebhookMessage);
+    await env.WEBHOOK_QUEUE.send({ webhook: hook.id, account: hook.account_id } satisfies WebhookMessage);
   }
   return { retryInSeconds: null };
 }
@@ -322,10 +324,16 @@ export async function disableDeadLettered(env: Cloudflare.Env, webhookId: number
     .run();
 }
 
+type Named = { id: number; account_id: number };
+
 /** Sends one message per webhook named, in batches of the Queues limit (100). */
-export async function enqueue(env: Cloudflare.Env, ids: readonly number[]): Promise<void> {
-  for (let i = 0; i < ids.length; i += 100) {
-    await env.WEBHOOK_QUEUE.sendBatch(ids.slice(i, i + 100).map((id) => ({ body: { webhook: id } })));
+export async function enqueue(env: Cloudflare.Env, hooks: readonly Named[]): Promise<void> {
+  for (let i = 0; i < hooks.length; i += 100) {
+    await env.WEBHOOK_QUEUE.sendBatch(
+      hooks
+        .slice(i, i + 100)
+        .map((hook) => ({ body: { webhook: hook.id, account: hook.account_id } satisfies WebhookMessage })),
+    );
   }
 }
 
@@ -340,22 +348,24 @@ export async function enqueue(env: Cloudflare.Env, ids: readonly number[]): Prom
 export const NUDGE_CACHE_MS = 30_000;
 /** Accounts remembered per isolate; the least recently read is forgotten first. */
 const NUDGE_CACHE_ACCOUNTS = 10_000;
-const enabledWebhooks = new Map<number, { ids: number[]; until: number }>();
+const enabledWebhooks = new Map<number, { hooks: Named[]; until: number }>();
 
 /** After a write: a message for each enabled webhook of the account, so its write goes out at once. */
 export async function nudgeAccount(env: Cloudflare.Env, accountId: number): Promise<void> {
   const now = clock.now();
   let known = enabledWebhooks.get(accountId);
   if (!known || known.until <= now) {
-    const { results } = await env.DB.prepare("SELECT id FROM webhooks WHERE account_id = ? AND disabled_at IS NULL")
+    const { results } = await env.DB.prepare(
+      "SELECT id, account_id FROM webhooks WHERE account_id = ? AND disabled_at IS NULL",
+    )
       .bind(accountId)
-      .all<{ id: number }>();
-    known = { ids: results.map((row) => row.id), until: now + NUDGE_CACHE_MS };
+      .all<Named>();
+    known = { hooks: results, until: now + NUDGE_CACHE_MS };
     enabledWebhooks.delete(accountId);
     enabledWebhooks.set(accountId, known);
     if (enabledWebhooks.size > NUDGE_CACHE_ACCOUNTS) enabledWebhooks.delete(enabledWebhooks.keys().next().value!);
   }
-  await enqueue(env, known.ids);
+  await enqueue(env, known.hooks);
 }
 
 /**
@@ -367,17 +377,17 @@ export async function nudgeAccount(env: Cloudflare.Env, accountId: number): Prom
 export async function webhookChanged(env: Cloudflare.Env, accountId: number, enabledId: number | null): Promise<void> {
   enabledWebhooks.delete(accountId);
   if (enabledId === null) return;
-  await env.WEBHOOK_QUEUE.sendBatch([
-    { body: { webhook: enabledId } },
-    { body: { webhook: enabledId }, delaySeconds: NUDGE_CACHE_MS / 1000 + 5 },
-  ]);
+  const body = { webhook: enabledId, account: accountId } satisfies WebhookMessage;
+  await env.WEBHOOK_QUEUE.sendBatch([{ body }, { body, delaySeconds: NUDGE_CACHE_MS / 1000 + 5 }]);
 }
 
 /**
  * The cron's recovery: a message for every enabled webhook with writes past
  * its position whose retry (if any) is due, in case a message was lost;
  * deletion of delivery attempts older than a week, and of outbox rows older
- * than `outboxRetentionMs` that a disabled or failing webhook still holds.
+ * than `outboxRetentionMs` that a disabled or failing webhook still holds. On
+ * the database `env.DB` names: the cron runs it on each one that holds
+ * content (src/index.ts).
  */
 export async function resumeWebhooks(
   env: Cloudflare.Env,
@@ -385,15 +395,12 @@ export async function resumeWebhooks(
   outboxRetentionMs: number,
 ): Promise<{ resumed: number; pruned: number; outboxPruned: number }> {
   const { results } = await env.DB.prepare(
-    `SELECT id FROM webhooks w WHERE disabled_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= ?1)
+    `SELECT id, account_id FROM webhooks w WHERE disabled_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= ?1)
       AND EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.account_id = w.account_id AND o.id > w.position)`,
   )
     .bind(now)
-    .all<{ id: number }>();
-  await enqueue(
-    env,
-    results.map((row) => row.id),
-  );
+    .all<Named>();
+  await enqueue(env, results);
   const pruned = await env.DB.prepare("DELETE FROM webhook_deliveries WHERE created_at < ?")
     .bind(now - DELIVERY_HISTORY_MS)
     .run();
@@ -401,17 +408,21 @@ export async function resumeWebhooks(
   return { resumed: results.length, pruned: pruned.meta.changes, outboxPruned };
 }
 
-/** The Worker's queue handler: delivers (or, on the dead-letter queue, disables) each webhook named once. */
+/**
+ * The Worker's queue handler: delivers (or, on the dead-letter queue, disables) each webhook named
+ * once, on the database that holds its account's content.
+ */
 export async function handleWebhookBatch(
   batch: MessageBatch<WebhookMessage>,
   env: Cloudflare.Env,
   objectsJson: ObjectsJson,
+  waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<void> {
   const seen = new Set<number>();
   for (const message of batch.messages) {
-    const id = message.body.webhook;
+    const { webhook: id, account } = message.body;
     if (batch.queue === DEAD_LETTER_QUEUE) {
-      await disableDeadLettered(env, id);
+      await asAccount(env, account, waitUntil, (accountEnv) => disableDeadLettered(accountEnv, id));
       message.ack();
       continue;
     }
@@ -421,7 +432,9 @@ export async function handleWebhookBatch(
       continue;
     }
     seen.add(id);
-    const { retryInSeconds } = await deliverWebhook(env, objectsJson, id);
+    const { retryInSeconds } = await asAccount(env, account, waitUntil, (accountEnv) =>
+      deliverWebhook(accountEnv, objectsJson, id),
+    );
     if (retryInSeconds === null) message.ack();
     else message.retry({ delaySeconds: retryInSeconds });
   }

@@ -1,6 +1,6 @@
 /**
  * Webhook event types. Which one a write is, the change-log triggers decide as
- * they write its outbox row (migrations/0014_webhook_outbox.sql): an insert is
+ * they write its outbox row (migrations/0015_webhook_outbox.sql): an insert is
  * `.created`, a delete `.deleted`, an update `.updated`, except an update of a
  * list that changed none of its own fields: `list.membership_changed`.
  */

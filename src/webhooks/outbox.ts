@@ -1,7 +1,7 @@
 /**
  * The webhook outbox (src/db/schema.ts `webhook_outbox`): one row per write
  * of an account with a webhook subscribed to it, written by the change-log
- * triggers (migrations/0014_webhook_outbox.sql) in the write's own statement.
+ * triggers (migrations/0015_webhook_outbox.sql) in the write's own statement.
  * Here: reading a webhook's rows after its position, and deleting the rows no
  * webhook needs any more. Every query is scoped by `account_id`, so an
  * account's rows move with it.

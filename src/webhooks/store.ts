@@ -3,7 +3,7 @@
  * to the caller's account, and a webhook's recent deliveries. A new webhook
  * starts at its account's newest outbox row, read in the same statement that
  * inserts it, so it is sent every write committed after it exists (from that
- * statement on, the outbox triggers see it: migrations/0014_webhook_outbox.sql).
+ * statement on, the outbox triggers see it: migrations/0015_webhook_outbox.sql).
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
@@ -57,7 +57,7 @@ export async function createWebhook(
 /** The account's webhook; 404 if there is none, 403 if it is another account's. */
 export async function getWebhook(d1: D1Database, accountId: number, id: number): Promise<Webhook> {
   const row = await database(d1).select().from(webhooks).where(eq(webhooks.id, id)).get();
-  return ownedOr404(row, accountId, WHAT);
+  return ownedOr404(row, accountId, WHAT, { table: webhooks, id });
 }
 
 /** One keyset page of the account's webhooks, over the `(account_id, id)` index. */

@@ -1,0 +1,74 @@
+/**
+ * Where an account's content lives (docs/scaling.md): the directory's
+ * `accounts.shard` names a D1 binding listed in `SHARDS`. Read once per
+ * isolate and kept PLACEMENT_FRESH_MS, re-read in the background from
+ * PLACEMENT_REFRESH_MS on, so a request for a known account waits for no
+ * directory read. A move (src/db/move.ts) keeps the account's writes paused
+ * for longer than that lifetime after it switched the directory, so by the
+ * time the account is written on its new shard no isolate routes it to the old one.
+ */
+import { clock } from "../core/clock";
+import { DIRECTORY, PLACEMENT_FRESH_MS, shardNames } from "./shard-plan";
+const PLACEMENT_REFRESH_MS = 750;
+const MAX_ENTRIES = 10_000;
+
+type Bindings = Cloudflare.Env & Record<string, unknown>;
+type Cached = { shard: Promise<string>; fetchedAt: number; refreshing: boolean };
+
+const placements = new Map<number, Cached>();
+
+/** The D1 binding named `name`; throws when the configuration names a binding that does not exist. */
+export function bindingNamed(env: Cloudflare.Env, name: string): D1Database {
+  const binding = (env as Bindings)[name];
+  if (!binding || typeof (binding as D1Database).prepare !== "function") {
+    throw new Error(`SHARDS names ${name}, which is not a D1 binding of this Worker (wrangler.toml).`);
+  }
+  return binding as D1Database;
+}
+
+/** Every shard's binding, the directory included when it is one: for jobs that visit all content. */
+export function shardBindings(env: Cloudflare.Env): D1Database[] {
+  return shardNames(env.SHARDS).map((name) => bindingNamed(env, name));
+}
+
+async function readPlacement(env: Cloudflare.Env, accountId: number): Promise<string> {
+  // From the primary: a lagging replica could still name the shard a moved account left.
+  const row = await env.DB.withSession("first-primary")
+    .prepare("SELECT shard FROM accounts WHERE id = ?")
+    .bind(accountId)
+    .first<{ shard: string }>();
+  return row?.shard ?? DIRECTORY;
+}
+
+/** The binding holding `accountId`'s content, as read at most PLACEMENT_FRESH_MS ago. */
+export function placementOf(
+  env: Cloudflare.Env,
+  accountId: number,
+  waitUntil: (promise: Promise<unknown>) => void,
+): Promise<D1Database> {
+  if (shardNames(env.SHARDS).length === 1 && shardNames(env.SHARDS)[0] === DIRECTORY) {
+    return Promise.resolve(env.DB);
+  }
+  const cached = placements.get(accountId);
+  const age = cached ? clock.now() - cached.fetchedAt : Infinity;
+  if (!cached || age >= PLACEMENT_FRESH_MS) {
+    if (placements.size >= MAX_ENTRIES) placements.clear();
+    const shard = readPlacement(env, accountId);
+    placements.set(accountId, { shard, fetchedAt: clock.now(), refreshing: false });
+    shard.catch(() => placements.delete(accountId));
+    return shard.then((name) => bindingNamed(env, name));
+  }
+  if (age >= PLACEMENT_REFRESH_MS && !cached.refreshing) {
+    cached.refreshing = true;
+    const started = clock.now();
+    waitUntil(
+      readPlacement(env, accountId).then(
+        (name) => placements.set(accountId, { shard: Promise.resolve(name), fetchedAt: started, refreshing: false }),
+        () => {
+          cached.refreshing = false;
+        },
+      ),
+    );
+  }
+  return cached.shard.then((name) => bindingNamed(env, name));
+}

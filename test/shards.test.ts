@@ -1,0 +1,292 @@
+/**
+ * Accounts over several databases (docs/scaling.md), run by vitest.shards.config.ts with three shards:
+ * placement, ids unique across shards, the fence that refuses a moved account's writes, and the online
+ * move under concurrent writes, with an audit of every acknowledged write and a change-feed follower
+ * that continues across the move.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, inject, it } from "vitest";
+import { moveAccount, MoveError, type Batch } from "../src/db/move";
+import { DIRECTORY, ID_RANGE, shardNames } from "../src/db/shard-plan";
+import { bindingNamed } from "../src/db/shards";
+import { caller, contentDb, createAccount, createList, createPinpoint, json, shardOf, type Caller } from "./helpers";
+
+const SHARDS = shardNames(env.SHARDS);
+
+const batchOf =
+  (db: D1Database): Batch =>
+  async (statements) =>
+    (await db.batch(statements.map(({ sql, params }) => db.prepare(sql).bind(...params)))).map(
+      (result) => result.results as Record<string, unknown>[],
+    );
+
+const move = (account: number, to: string, extra: Partial<Parameters<typeof moveAccount>[0]> = {}) =>
+  moveAccount({
+    account,
+    to,
+    directory: batchOf(env.DB),
+    shards: Object.fromEntries(SHARDS.map((name) => [name, batchOf(bindingNamed(env, name))])),
+    batchRows: 50,
+    graceMs: 0,
+    ...extra,
+  });
+
+async function rowsOf(db: D1Database, account: number): Promise<Record<string, number>> {
+  const counts: Record<string, number> = {};
+  for (const table of [
+    "pinpoints",
+    "lists",
+    "events",
+    "categories",
+    "changes",
+    "tile_cells",
+    "idempotency_keys",
+    "webhooks",
+  ]) {
+    const row = await db
+      .prepare(`SELECT count(*) AS n FROM ${table} WHERE account_id = ?`)
+      .bind(account)
+      .first<{ n: number }>();
+    counts[table] = row!.n;
+  }
+  return counts;
+}
+
+/** Sends a write, and again after Retry-After while the account's writes are paused; returns the answer and the retries. */
+async function write(who: Caller, method: string, path: string, body?: unknown): Promise<[Response, number]> {
+  for (let retries = 0; ; retries++) {
+    const response = await who.send(method, path, body);
+    if (response.status !== 503) return [response, retries];
+    expect(response.headers.get("Retry-After")).toBe("1");
+    expect((await json(response)).type).toBe("urn:poi-api:problem:account_moving");
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+describe("placement", () => {
+  it("keeps each account's content in its own shard only, with ids from disjoint ranges", async () => {
+    expect(SHARDS).toEqual(["DB", "SHARD_1", "SHARD_2"]);
+    const callers = await Promise.all(SHARDS.map(async (shard) => caller("read write", await createAccount(shard))));
+    const ids: number[] = [];
+    for (const [index, who] of callers.entries()) {
+      const pin = await createPinpoint(who, { name: `on ${SHARDS[index]}` });
+      ids.push(pin.id);
+      expect(Math.floor(pin.id / ID_RANGE)).toBe(index);
+      for (const shard of SHARDS) {
+        const counts = await rowsOf(bindingNamed(env, shard), who.accountId);
+        expect(counts.pinpoints, shard).toBe(shard === SHARDS[index] ? 1 : 0);
+      }
+      expect(await contentDb(who.accountId)).toBe(bindingNamed(env, SHARDS[index]!));
+    }
+    expect(new Set(ids).size).toBe(3);
+    // Another shard's id is another account's: 403, as with one database; an unused id stays 404.
+    expect((await callers[0]!.get(`/v3.0/pinpoints/${ids[1]}`)).status).toBe(403);
+    expect((await callers[0]!.get(`/v3.0/pinpoints/${ids[1]! + 1}`)).status).toBe(404);
+  });
+});
+
+describe("moving an account", () => {
+  it("moves under concurrent writes: every acknowledged write is there, the feed continues, the source is emptied", async () => {
+    const owner = await caller("read write", await createAccount(DIRECTORY));
+    const who = owner;
+    const list = await createList(who);
+    const seeded: number[] = [];
+    for (let i = 0; i < 120; i++) seeded.push((await createPinpoint(who, { name: `seed ${i}`, latitude: i / 10 })).id);
+    expect(
+      (
+        await who.send(
+          "POST",
+          `/v3.0/lists/${list.id}/pinpoints`,
+          seeded.slice(0, 60).map((id) => ({ id })),
+        )
+      ).status,
+    ).toBe(200);
+    const event = await who.send("POST", "/v3.0/events", {
+      name: "fair",
+      pinpoint: seeded[0],
+      dates: [{ start: "2030-01-01T10:00:00Z", end: "2030-01-01T12:00:00Z" }],
+    });
+    expect(event.status, await event.clone().text()).toBe(201);
+    const cursor = (await json<{ cursor: string }>(await who.get("/v3.0/changes"))).cursor;
+    // A webhook (to the test receiver, test/webhook-receiver.ts), delivering through the queue all along.
+    const receiver = `http://127.0.0.1:${inject("receiverPort")}`;
+    const hookName = crypto.randomUUID();
+    const created = await who.send("POST", "http://127.0.0.1:8787/v3.0/webhooks", {
+      url: `${receiver}/hooks/${hookName}`,
+      events: ["pinpoint.created", "pinpoint.updated", "pinpoint.deleted"],
+    });
+    expect(created.status, await created.clone().text()).toBe(201);
+    const hook = await json<{ id: number }>(created);
+
+    // Writers: each creates, renames and deletes its own places, and remembers what was acknowledged.
+    let stop = false;
+    let retried = 0;
+    const names = new Map<number, string>();
+    const deleted = new Set<number>();
+    const writer = async (n: number) => {
+      // A client of its own per writer, each under its rate limit (RATE_LIMIT_CLIENT, 20 requests a
+      // second): a step sends at most four.
+      const who = await caller("read write", owner.accountId);
+      let step = 0;
+      while (!stop) {
+        step++;
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const [created, r1] = await write(who, "POST", "/v3.0/pinpoints", {
+          name: `w${n}-${step}`,
+          latitude: 1,
+          longitude: 2,
+        });
+        retried += r1;
+        expect(created.status, await created.clone().text()).toBe(201);
+        const id = (await json<{ id: number }>(created)).id;
+        names.set(id, `w${n}-${step}`);
+        const [renamed, r2] = await write(who, "PUT", `/v3.0/pinpoints/${id}`, { name: `w${n}-${step}-renamed` });
+        retried += r2;
+        expect(renamed.status).toBe(200);
+        names.set(id, `w${n}-${step}-renamed`);
+        if (step % 3 === 0) {
+          const [gone, r3] = await write(who, "DELETE", `/v3.0/pinpoints/${id}`);
+          retried += r3;
+          expect(gone.status).toBe(204);
+          deleted.add(id);
+        }
+        if (step % 4 === 0) {
+          const [added, r4] = await write(who, "POST", `/v3.0/lists/${list.id}/pinpoints`, [
+            { id: seeded[step % 120] },
+          ]);
+          retried += r4;
+          expect(added.status).toBe(200);
+        }
+      }
+    };
+    const writers = [1, 2, 3, 4].map(writer);
+    // Each batch a little slower than in-process D1, so the writers write while the rows are copied.
+    const slow =
+      (db: D1Database): Batch =>
+      async (statements) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return batchOf(db)(statements);
+      };
+    const report = await move(who.accountId, "SHARD_2", {
+      batchRows: 20,
+      shards: Object.fromEntries(SHARDS.map((name) => [name, slow(bindingNamed(env, name))])),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stop = true;
+    await Promise.all(writers);
+
+    expect(report).toMatchObject({ from: DIRECTORY, to: "SHARD_2", purged: true });
+    expect(report.pauseMs).toBeLessThan(5000);
+    expect(report.caughtUp).toBeGreaterThan(0);
+    expect(await shardOf(who.accountId)).toBe("SHARD_2");
+    expect(names.size).toBeGreaterThan(4);
+
+    // The audit: every acknowledged write, read back through the API.
+    for (const [id, name] of names) {
+      const response = await who.get(`/v3.0/pinpoints/${id}`);
+      if (deleted.has(id)) expect(response.status, `${id}`).toBe(404);
+      else {
+        expect(response.status, `${id}`).toBe(200);
+        expect((await json(response)).name).toBe(name);
+      }
+    }
+    for (const id of seeded) expect((await who.get(`/v3.0/pinpoints/${id}`)).status).toBe(200);
+    const target = await rowsOf(bindingNamed(env, "SHARD_2"), who.accountId);
+    expect(target.pinpoints).toBe(120 + names.size - deleted.size);
+    expect(target.events).toBe(1);
+    expect(Object.values(await rowsOf(env.DB, who.accountId)).every((n) => n === 0)).toBe(true);
+    // Derived rows rebuilt by the target's triggers: the tile cells count every place and every member.
+    const shard2 = bindingNamed(env, "SHARD_2");
+    const cells = (listId: number) =>
+      shard2
+        .prepare(
+          "SELECT coalesce(sum(places), 0) AS n FROM tile_cells WHERE account_id = ? AND list_id = ? AND level = 4",
+        )
+        .bind(who.accountId, listId)
+        .first<{ n: number }>();
+    const members = await shard2
+      .prepare("SELECT count(*) AS n FROM list_pinpoints WHERE list_id = ?")
+      .bind(list.id)
+      .first<{ n: number }>();
+    expect((await cells(0))!.n).toBe(target.pinpoints);
+    expect((await cells(list.id))!.n).toBe(members!.n);
+    expect(members!.n).toBeGreaterThanOrEqual(60);
+
+    // The follower continues from its old cursor: the last entry of each object is the object's fate.
+    const fate = new Map<number, string>();
+    let url: string | null = `/v3.0/changes?cursor=${encodeURIComponent(cursor)}`;
+    while (url) {
+      const response = await who.get(url);
+      expect(response.status, await response.clone().text()).toBe(200);
+      const feed = await json<{ results: { type: string; id: number; op: string }[]; next: string | null }>(response);
+      for (const entry of feed.results) if (entry.type === "pinpoint") fate.set(entry.id, entry.op);
+      url = feed.next;
+    }
+    for (const id of names.keys()) expect(fate.get(id), `${id}`).toBe(deleted.has(id) ? "delete" : "upsert");
+
+    // The webhook moved with its delivery log, and its deliveries went on: every place written reached it.
+    expect(target.webhooks).toBe(1);
+    expect((await who.get(`/v3.0/webhooks/${hook.id}`)).status).toBe(200);
+    const attempts = await json<{ results: unknown[] }>(await who.get(`/v3.0/webhooks/${hook.id}/deliveries`));
+    expect(attempts.results.length).toBeGreaterThan(0);
+    const delivered = new Set<number>();
+    for (let i = 0; i < 300 && [...names.keys()].some((id) => !delivered.has(id)); i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      const received = await (await fetch(`${receiver}/received/${hookName}`)).json<{ body: string }[]>();
+      for (const { body } of received) delivered.add((JSON.parse(body) as { data: { id: number } }).data.id);
+    }
+    expect([...names.keys()].filter((id) => !delivered.has(id))).toEqual([]);
+
+    // A write routed with a stale view of the directory reaches the old shard, which refuses it.
+    await expect(
+      env.DB.prepare("INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, 'stale', 0, 0)")
+        .bind(who.accountId)
+        .run(),
+    ).rejects.toThrow(/account_fenced/);
+    // New ids on the target come from above everything copied into it.
+    const fresh = await createPinpoint(who);
+    expect(fresh.id).toBeGreaterThan(Math.max(...names.keys(), ...seeded));
+    expect(Math.floor(fresh.id / ID_RANGE)).toBeGreaterThan(2);
+    console.log(JSON.stringify({ move: report, writes: names.size, retried }));
+  }, 120_000);
+
+  it("leaves an interrupted account whole on its source, and moves it when run again", async () => {
+    const who = await caller("read write", await createAccount("SHARD_1"));
+    for (let i = 0; i < 30; i++) await createPinpoint(who, { name: `p${i}` });
+    const abort = new AbortController();
+    let batches = 0;
+    const counting = (db: D1Database): Batch => {
+      const inner = batchOf(db);
+      return (statements) => {
+        if (++batches === 6) abort.abort();
+        return inner(statements);
+      };
+    };
+    await expect(
+      move(who.accountId, "DB", {
+        signal: abort.signal,
+        shards: {
+          DB: counting(env.DB),
+          SHARD_1: counting(bindingNamed(env, "SHARD_1")),
+          SHARD_2: batchOf(bindingNamed(env, "SHARD_2")),
+        },
+      }),
+    ).rejects.toThrow(MoveError);
+    expect(await shardOf(who.accountId)).toBe("SHARD_1");
+    expect((await rowsOf(bindingNamed(env, "SHARD_1"), who.accountId)).pinpoints).toBe(30);
+    const [renamed] = await write(who, "POST", "/v3.0/pinpoints", {
+      name: "after the interruption",
+      latitude: 0,
+      longitude: 0,
+    });
+    expect(renamed.status).toBe(201);
+
+    const report = await move(who.accountId, "DB");
+    expect(report.from).toBe("SHARD_1");
+    expect(await shardOf(who.accountId)).toBe("DB");
+    expect((await rowsOf(env.DB, who.accountId)).pinpoints).toBe(31);
+    expect((await rowsOf(bindingNamed(env, "SHARD_1"), who.accountId)).pinpoints).toBe(0);
+    const page = await json<{ results: unknown[] }>(await who.get("/v3.0/pinpoints?limit=100"));
+    expect(page.results).toHaveLength(31);
+  });
+});
