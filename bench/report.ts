@@ -7,6 +7,7 @@ import type { ImportReport } from "./import.ts";
 import type { LoadResult } from "./load.ts";
 import type { MemoryReport } from "./memory.ts";
 import type { FreshnessReport } from "./public.ts";
+import type { WebhookReport } from "./webhooks.ts";
 
 /** One measurement: the load generator's figures plus workerd's CPU time per request. */
 export type RunResult = LoadResult & { workerdCpuMsPerRequest: number };
@@ -58,6 +59,8 @@ export type Report = {
   freshness?: FreshnessReport;
   /** The import group, when it ran (BENCH_GROUPS=import). */
   import?: ImportReport;
+  /** The webhooks group, when it ran. */
+  webhooks?: WebhookReport;
   totalSeconds: number;
 };
 
@@ -148,6 +151,7 @@ export function renderReport(report: Report): string {
   const publicMaps = report.groups.find((g) => g.name === "public");
   if (publicMaps) lines.push("", ...renderPublic(publicMaps, report.freshness));
   if (report.import) lines.push("", ...renderImport(report.import));
+  if (report.webhooks) lines.push("", ...renderWebhooks(report.webhooks));
   lines.push("");
   lines.push(`Total time: ${fmt(report.totalSeconds)} s.`);
   return lines.join("\n");
@@ -208,6 +212,18 @@ function renderImport(r: ImportReport): string[] {
     "",
     `Round trip: ${r.roundTrip.compared.toLocaleString("en-US")} features compared, ` +
       (r.roundTrip.identical ? "all identical." : `NOT identical: ${r.roundTrip.firstDifference}`),
+  ];
+}
+
+function renderWebhooks(r: WebhookReport): string[] {
+  const row = (what: string, p: WebhookReport["drain"]) =>
+    `| ${what} | ${p.writes} | ${fmt(p.seconds, 1)} | ${fmt(p.deliveriesPerSecond)} | ${p.p50 === undefined ? "" : `${fmt(p.p50)} / ${fmt(p.p99!)}`} |`;
+  return [
+    `| webhook deliveries, ${r.objects} objects, through the local queue to a verifying receiver | writes | seconds | deliveries/s | write to delivery p50 / p99 ms |`,
+    "|---|---:|---:|---:|---:|",
+    row("drain: written while disabled, then enabled", r.drain),
+    row(`live: ${r.writers} parallel writers`, r.live),
+    row(`paced: ${r.objects} creates, then one update every ${r.paced.paceMs} ms`, r.paced),
   ];
 }
 

@@ -15,7 +15,8 @@
  * service as `npm start` serves it, over HTTP, in about twelve minutes:
  * bench/http.ts, with BENCH_HTTP_C1 and BENCH_HTTP_C16),
  * BENCH_FRESHNESS_SAMPLES (100 writes timed to visible by the `public` group:
- * bench/public.ts).
+ * bench/public.ts), BENCH_WEBHOOK_WRITES (1,000 writes a phase delivered by
+ * the `webhooks` group: bench/webhooks.ts).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -34,6 +35,7 @@ import { GOALS, buildGroups, type Group } from "./scenarios.ts";
 import { measureScale, renderScale } from "./scale.ts";
 import { SCALE } from "./seed.ts";
 import { startStack } from "./setup.ts";
+import { measureWebhooks } from "./webhooks.ts";
 
 const settings = {
   seconds: Number(process.env.BENCH_SECONDS ?? 5),
@@ -42,6 +44,7 @@ const settings = {
   groups: process.env.BENCH_GROUPS?.split(",").filter(Boolean) ?? null,
   importPlaces: Number(process.env.BENCH_IMPORT_PLACES ?? 1_000_000),
   freshnessSamples: Number(process.env.BENCH_FRESHNESS_SAMPLES ?? 100),
+  webhookWrites: Number(process.env.BENCH_WEBHOOK_WRITES ?? 1_000),
 };
 /** The scale and import groups write a million rows each: only when asked for by name. */
 const withScale = settings.groups?.includes("scale") ?? false;
@@ -51,10 +54,13 @@ const withHttp = settings.groups?.includes("http") ?? false;
 const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale" && g !== "http");
 /** Eight targets and a hundred writes timed to visible: about four minutes. */
 const withPublic = settings.groups?.includes("public") ?? true;
+/** Two thousand writes delivered to a local receiver: about a minute (bench/webhooks.ts). */
+const withWebhooks = settings.groups?.includes("webhooks") ?? true;
 /** Whatever happens, the run ends before this; the long groups have budgets of their own on top. */
 const DEADLINE_MS =
   ((otherGroups ? 9.5 : 0) +
     (withPublic ? 5 : 0) +
+    (withWebhooks ? 12 : 0) +
     (withScale ? 30 : 0) +
     (withImport ? 20 : 0) +
     (withHttp ? 15 : 0)) *
@@ -313,6 +319,10 @@ async function runMain(bundle: Bundle) {
     if (freshness)
       log(`public: write to visible p50 ${freshness.p50.toFixed(0)} ms, p99 ${freshness.p99.toFixed(0)} ms`);
 
+    const webhooks = withWebhooks
+      ? await measureWebhooks(join(dir, "webhooks"), bundle, settings.webhookWrites, log)
+      : undefined;
+
     const imported = withImport
       ? await runImportGroup(rt, (await rt.mf.getD1Database("DB", "api")) as never, dir, settings.importPlaces, log)
       : undefined;
@@ -329,6 +339,7 @@ async function runMain(bundle: Bundle) {
       goals: evaluateGoals(groupResults),
       ...(freshness && { freshness }),
       ...(imported && { import: imported }),
+      ...(webhooks && { webhooks }),
       totalSeconds: 0,
     };
     report.totalSeconds = (performance.now() - started) / 1000;

@@ -94,7 +94,8 @@ export type Runtime = {
  * Worker with the service's bindings, to tell its startup cost apart; `publicMaps`: the public
  * group's setup, the limiter bound to the service and the bare Worker, and the service once more
  * without it (`unlimited`), so the local limiter's cost can be told apart (bench/public.ts); `other`:
- * another build of the service beside `api`, on the same database (bench/nearest-ab.ts).
+ * another build of the service beside `api`, on the same database (bench/nearest-ab.ts);
+ * `webhookDelivery`: the webhook queue's consumer as well as its producer (bench/webhooks.ts).
  */
 type Workers = {
   api?: Bundle;
@@ -102,12 +103,42 @@ type Workers = {
   baselines?: boolean;
   reference?: boolean;
   publicMaps?: boolean;
+  webhookDelivery?: boolean;
   inspectorPort?: number;
   /** D1 bindings besides DB that hold accounts' content (docs/scaling.md): bound to the service, named in SHARDS. */
   shards?: string[];
   /** The D1 database id, for a state directory written by wrangler (bench/http.ts); the bench's own otherwise. */
   databaseId?: string;
 };
+
+type WranglerConsumer = {
+  queue: string;
+  max_batch_size?: number;
+  max_batch_timeout?: number;
+  max_retries?: number;
+  retry_delay?: number;
+  dead_letter_queue?: string;
+};
+
+/** The webhook queues as wrangler.toml declares them, in Miniflare's terms. */
+function webhookQueues(config: ReturnType<typeof unstable_readConfig>, withConsumers: boolean) {
+  const producers = Object.fromEntries(
+    (config.queues.producers ?? []).map((p: { binding: string; queue: string }) => [p.binding, { queueName: p.queue }]),
+  );
+  const consumers = Object.fromEntries(
+    (config.queues.consumers ?? []).map((c: WranglerConsumer) => [
+      c.queue,
+      {
+        maxBatchSize: c.max_batch_size,
+        maxBatchTimeout: c.max_batch_timeout,
+        maxRetries: c.max_retries,
+        retryDelay: c.retry_delay,
+        deadLetterQueue: c.dead_letter_queue,
+      },
+    ]),
+  );
+  return { queueProducers: producers, ...(withConsumers && { queueConsumers: consumers }) };
+}
 
 const quietLog = () => new Log(LogLevel.WARN);
 
@@ -137,6 +168,9 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
       modulesRoot: workers.api.dir,
       ...storage,
       unsafeDirectSockets: socket,
+      // The producer always, as deployed: a write of an account with a webhook sends a message. Without
+      // the consumer (every run but the webhooks group's) nothing is delivered and only the write is measured.
+      ...webhookQueues(config, workers.webhookDelivery ?? false),
     };
     list.push({
       ...service,
@@ -145,6 +179,8 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
         ...config.vars,
         ...(shards.length > 0 && { SHARDS: ["DB", ...shards].join(",") }),
         TOKEN_SIGNING_KEY: SIGNING_KEY,
+        // Webhooks to the benchmark's own receiver on 127.0.0.1 (src/webhooks/targets.ts).
+        WEBHOOKS_ALLOW_LOOPBACK: "true",
         // What RateLimit-Policy states: the binding's limit, as wrangler.toml keeps them equal.
         ...(workers.publicMaps && { RATE_LIMIT_PUBLIC: `${PUBLIC_LIMIT.limit}/${PUBLIC_LIMIT.period}` }),
       },

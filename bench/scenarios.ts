@@ -10,6 +10,7 @@ import type { LoadRequest } from "./load.ts";
 import { publicGroup, type FreshnessSetup } from "./public.ts";
 import type { Runtime } from "./runtime.ts";
 import type { Seeded } from "./seed.ts";
+import { tokenFor } from "./setup.ts";
 
 export type Target = {
   key: string;
@@ -189,6 +190,19 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
     },
     201,
   );
+  // Account B's writes pay for a webhook subscribed to every event: the outbox row (the bare insert's
+  // triggers write it too) and the queue message. Nothing consumes the queue in this runtime, so the
+  // figure is the write's alone (bench/webhooks.ts measures delivery).
+  const jsonB = {
+    Authorization: `Bearer ${await tokenFor(rt.api, seeded.clientB)}`,
+    "Content-Type": "application/json",
+  };
+  const hook = await fetch(new URL("/v3.0/webhooks", rt.api), {
+    method: "POST",
+    headers: jsonB,
+    body: JSON.stringify({ url: "http://127.0.0.1:9/never-delivered", events: ["*"] }),
+  });
+  if (hook.status !== 201) throw new Error(`webhook: ${hook.status} ${await hook.text()}`);
   const mediaBody = file("create-media.json", pinpointBody(fakePng(1024 * 1024)));
   const membershipItems = ids.slice(0, 1000).map((pinpoint) => ({ id: pinpoint }));
   if (membershipItems.length !== 1000) throw new Error(`only ${membershipItems.length} pinpoints for the batch`);
@@ -259,7 +273,23 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
       name: "writes",
       targets: [
         target("bare-insert", "bare D1 insert", { method: "POST", url: bare(`/insert?account=${seeded.accountA}`) }),
+        {
+          ...target("bare-insert-webhook", "bare D1 insert, account with a webhook", {
+            method: "POST",
+            url: bare(`/insert?account=${seeded.accountB}`),
+          }),
+          versus: "bare-insert",
+        },
         create,
+        {
+          ...target(
+            "create-webhook",
+            "POST /v3.0/pinpoints, account with a webhook",
+            { ...create.request, headers: jsonB },
+            201,
+          ),
+          versus: "create",
+        },
       ],
     },
     {

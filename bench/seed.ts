@@ -32,6 +32,8 @@ export type Seeded = {
   accountA: number;
   accountB: number;
   client: { id: string; secret: string };
+  /** A client of account B: the webhook target of the writes group writes as B (bench/scenarios.ts). */
+  clientB: { id: string; secret: string };
   /** The list holding 10,000 of A's pinpoints. */
   list: number;
   /** An empty list of A's for the membership scenario. */
@@ -110,7 +112,7 @@ export async function createAccount(
 export async function seed(db: D1): Promise<Seeded> {
   const started = performance.now();
   const { accountId: accountA, client } = await createAccount(db, "bench-a");
-  const { accountId: accountB } = await createAccount(db, "bench-b");
+  const { accountId: accountB, client: clientB } = await createAccount(db, "bench-b");
 
   // Total rows such that exactly SCALE.pinpointsA belong to A.
   const total = Math.floor((SCALE.pinpointsA * SCALE.bEvery) / (SCALE.bEvery - 1));
@@ -150,6 +152,7 @@ export async function seed(db: D1): Promise<Seeded> {
     accountA,
     accountB,
     client,
+    clientB,
     list: listId,
     batchList,
     pinpointIds: results.map((r) => r.id),

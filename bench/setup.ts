@@ -5,6 +5,20 @@ import { migrate, seed, type Seeded } from "./seed.ts";
 
 export type Stack = { bundle: Bundle; rt: Runtime; seeded: Seeded; token: string; readyMs: number };
 
+/** An access token for `client`, with both scopes, from the service at `api`. */
+export async function tokenFor(api: URL, client: { id: string; secret: string }): Promise<string> {
+  const response = await fetch(new URL("/v3.0/oauth2/token", api), {
+    method: "POST",
+    headers: {
+      Authorization: `Basic ${btoa(`${client.id}:${client.secret}`)}`,
+      "Content-Type": "application/x-www-form-urlencoded",
+    },
+    body: "grant_type=client_credentials",
+  });
+  if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { access_token: string }).access_token;
+}
+
 /**
  * Starts the Worker and the baselines on fresh state under `dir`, seeds it, and gets a token for account A.
  * `publicMaps`: with what the public group measures too (bench/runtime.ts).
@@ -26,17 +40,7 @@ export async function startStack(
     const db = await rt.mf.getD1Database("DB", "api");
     await migrate(db as never);
     const seeded = await seed(db as never);
-    const response = await fetch(new URL("/v3.0/oauth2/token", rt.api), {
-      method: "POST",
-      headers: {
-        Authorization: `Basic ${btoa(`${seeded.client.id}:${seeded.client.secret}`)}`,
-        "Content-Type": "application/x-www-form-urlencoded",
-      },
-      body: "grant_type=client_credentials",
-    });
-    if (response.status !== 200) throw new Error(`token: ${response.status} ${await response.text()}`);
-    const { access_token: token } = (await response.json()) as { access_token: string };
-    return { bundle, rt, seeded, token, readyMs };
+    return { bundle, rt, seeded, token: await tokenFor(rt.api, seeded.client), readyMs };
   } catch (error) {
     await rt.dispose();
     throw error;

@@ -1,7 +1,8 @@
 /**
  * The Worker: HTTP requests go to the Hono app; queue messages deliver
  * webhooks (src/webhooks/deliver.ts); the cron trigger resumes webhooks with
- * undelivered changes (a lost message loses nothing) and sweeps
+ * undelivered writes (a lost message loses nothing), prunes their outbox past
+ * the change feed's retention window, and sweeps
  * orphaned media, deletes expired idempotency keys and prunes the change
  * feed's tombstones once past the retention window (plus a day of grace for
  * clock skew and replica lag: a cursor in the window must never miss one),
@@ -31,7 +32,7 @@ export default {
       console.log(JSON.stringify({ level: "info", message: "idempotency keys expired", deleted: keys }));
       const tombstones = await pruneTombstones(shard, controller.scheduledTime - retentionMs);
       console.log(JSON.stringify({ level: "info", message: "change feed tombstones pruned", deleted: tombstones }));
-      const webhooks = await resumeWebhooks({ ...env, DB: shard }, controller.scheduledTime);
+      const webhooks = await resumeWebhooks({ ...env, DB: shard }, controller.scheduledTime, retentionMs);
       console.log(JSON.stringify({ level: "info", message: "webhooks resumed", ...webhooks }));
     }
   },

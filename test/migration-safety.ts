@@ -38,6 +38,10 @@ const VALUES: Record<string, (n: number) => unknown> = {
   "webhooks.events": (n) => JSON.stringify(n % 2 ? ["*"] : ["pinpoint.created", "list.membership_changed"]),
   "webhooks.url": (n) => `https://hooks-${n}.example.com/poi`,
   "webhooks.secret": (n) => `whsec_${btoa(String(n).padStart(32, "0"))}`,
+  "webhook_outbox.type": () => "pinpoint",
+  "webhook_outbox.op": (n) => (n % 2 ? "upsert" : "delete"),
+  "webhook_outbox.event": (n) => (n % 2 ? "pinpoint.updated" : "pinpoint.deleted"),
+  "webhook_outbox.object": (n) => JSON.stringify({ id: n, name: `Place ${n}`, tags: "[]", version: 2 }),
 };
 
 type Column = { name: string; type: string; notnull: number; dflt_value: string | null; pk: number };

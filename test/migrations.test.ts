@@ -66,6 +66,71 @@ describe.each(DATABASES)("%s: every migration keeps every row of a populated dat
   });
 });
 
+describe("0015_webhook_outbox", () => {
+  it("moves the changes a webhook was not sent yet into the outbox, in log order, and its position onto them", async () => {
+    const index = migrations.findIndex((m) => m.name.startsWith("0015_"));
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations.slice(0, index));
+    const run = (sql: string, ...values: unknown[]) =>
+      env.DB.prepare(sql)
+        .bind(...values)
+        .first<Record<string, number>>();
+    const [one, two] = [
+      (await run("INSERT INTO accounts (name) VALUES ('one') RETURNING id"))!.id!,
+      (await run("INSERT INTO accounts (name) VALUES ('two') RETURNING id"))!.id!,
+    ];
+    const place = (account: number, name: string) =>
+      run(
+        "INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, 1, 2) RETURNING id",
+        account,
+        name,
+      );
+    const sent = (await place(one, "sent"))!.id!;
+    const seqOf = async (id: number) =>
+      (await run("SELECT seq FROM changes WHERE type = 'pinpoint' AND object_id = ?", id))!.seq!;
+    const webhook = (position: number) =>
+      run(
+        `INSERT INTO webhooks (account_id, url, events, secret, position, api_origin) VALUES (?, 'https://hooks.example.com/x', '["*"]', 'whsec_x', ?, 'https://api.example.com') RETURNING id`,
+        one,
+        position,
+      );
+    const behind = (await webhook(await seqOf(sent)))!.id!;
+    const changed = (await place(one, "before"))!.id!;
+    await run("UPDATE pinpoints SET name = 'after', version = version + 1 WHERE id = ?", changed);
+    const created = (await place(one, "new"))!.id!;
+    const gone = (await place(one, "gone"))!.id!;
+    await run("DELETE FROM pinpoints WHERE id = ?", gone);
+    await place(two, "theirs");
+    const caughtUp = (await webhook(await seqOf(gone)))!.id!;
+
+    await applyD1Migrations(env.DB, migrations);
+    const { results } = await env.DB.prepare("SELECT * FROM webhook_outbox ORDER BY id").all<Record<string, unknown>>();
+    expect(results.map((r) => [r.account_id, r.object_id, r.event, r.version])).toEqual([
+      [one, changed, "pinpoint.updated", 2],
+      [one, created, "pinpoint.created", 1],
+      [one, gone, "pinpoint.deleted", 1],
+    ]);
+    expect(JSON.parse(results[0]!.object as string)).toMatchObject({ id: changed, name: "after", tags: "[]" });
+    expect(results[2]!.object).toBeNull();
+    const positions = await env.DB.prepare("SELECT id, position FROM webhooks ORDER BY id").all<{
+      id: number;
+      position: number;
+    }>();
+    expect(positions.results).toEqual([
+      { id: behind, position: 0 },
+      { id: caughtUp, position: results[2]!.id },
+    ]);
+    // From now on the triggers write the rows, for the account with webhooks only.
+    await place(one, "later");
+    await place(two, "later");
+    const later = await run(
+      "SELECT count(*) AS n, max(account_id) AS account FROM webhook_outbox WHERE id > ?",
+      results[2]!.id,
+    );
+    expect(later).toEqual({ n: 1, account: one });
+  });
+});
+
 describe("the check catches what D1 does to a table rebuild", () => {
   /**
    * Triggers of other tables whose bodies name `pinpoints` (the tile cells' membership triggers read a

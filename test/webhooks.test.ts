@@ -4,7 +4,9 @@
  * request is verified with the `standardwebhooks` library. Delivery passes are
  * run by calling the Worker's queue handler with a message, as the queue
  * does, so each test decides when they happen; the queue itself runs too
- * (writes send it messages), which at least once delivery tolerates.
+ * (writes send it messages): the webhook's lease keeps the two from sending
+ * one write twice. The outbox (src/webhooks/outbox.ts) is checked by counting
+ * its rows in D1.
  */
 import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -110,6 +112,26 @@ async function retryDelay(id: number): Promise<number> {
     .bind(id)
     .first<{ next_attempt_at: number }>();
   return Math.round((row!.next_attempt_at - clock.now()) / 1000);
+}
+
+/** Reads until `done` holds, for what the queue delivers in its own time. */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const value = await read();
+    if (done(value)) return value;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error("timed out waiting for deliveries");
+}
+
+async function outboxRows(accountId: number): Promise<number> {
+  const row = await (
+    await contentDb(accountId)
+  )
+    .prepare("SELECT count(*) AS n FROM webhook_outbox WHERE account_id = ?")
+    .bind(accountId)
+    .first<{ n: number }>();
+  return row!.n;
 }
 
 let a: Caller;
@@ -347,8 +369,7 @@ describe("delivery", () => {
     const list = await createList(a);
     const pinpoint = await createPinpoint(a);
     await deliver(hook.id);
-    // More than a second after the list's own fields changed, a membership change is told apart from an update.
-    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    // Right after the list's own fields changed, a membership change is told apart from an update.
     const added = await a.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: pinpoint.id }]);
     expect(added.status, await added.clone().text()).toBeLessThan(300);
     await deliver(hook.id);
@@ -501,15 +522,6 @@ describe("delivery through the queue", () => {
     expect(consumers.has(DEAD_LETTER_QUEUE)).toBe(true);
   });
 
-  async function until<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-    for (let i = 0; i < 200; i++) {
-      const value = await read();
-      if (done(value)) return value;
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-    throw new Error("timed out waiting for deliveries");
-  }
-
   it("delivers a write through the queue with no other help", async () => {
     const hook = await createWebhook(a);
     const pinpoints = await Promise.all(Array.from({ length: 10 }, () => createPinpoint(a)));
@@ -535,5 +547,173 @@ describe("delivery through the queue", () => {
       (list) => list.length > 0,
     );
     expect(payloads.map((p) => p.data.id)).toEqual([row!.id]);
+  });
+});
+
+describe("every acknowledged write, through the outbox", () => {
+  type Expected = { key: string; event: string; version: number; object: unknown };
+
+  /** The deliveries as the receiver verified them, once per `webhook-id`, with how many times each came. */
+  async function deliveredOnce(name: string, secret: string): Promise<{ payloads: Payload[]; repeats: number }> {
+    const verifier = new Webhook(secret);
+    const seen = new Map<string, Payload>();
+    let repeats = 0;
+    for (const { headers, body } of await received(name)) {
+      const payload = verifier.verify(body, headers) as Payload;
+      if (seen.has(headers["webhook-id"]!)) repeats++;
+      else seen.set(headers["webhook-id"]!, payload);
+    }
+    return { payloads: [...seen.values()], repeats };
+  }
+
+  /** What arrived for each object (`type:id`), in arrival order, as the shape the writes were recorded in. */
+  function perObject(payloads: Payload[]): Map<string, Expected[]> {
+    const byObject = new Map<string, Expected[]>();
+    for (const p of payloads) {
+      const key = `${p.data.type}:${p.data.id}`;
+      byObject.set(key, [
+        ...(byObject.get(key) ?? []),
+        { key, event: p.type, version: p.data.version, object: p.data.object },
+      ]);
+    }
+    return byObject;
+  }
+
+  it("delivers one message per acknowledged write, with that write's state, in order per object", async () => {
+    const [owner, other] = await Promise.all([caller(), caller()]);
+    // Both accounts have a webhook, so both write outbox rows; only the owner's may reach the owner's.
+    const [hook] = await Promise.all([createWebhook(owner), createWebhook(other)]);
+    const acknowledged: Expected[] = [];
+    const record = (type: string, id: number, event: string, version: number, object: unknown) =>
+      acknowledged.push({ key: `${type}:${id}`, event, version, object });
+
+    const places = await Promise.all(Array.from({ length: 8 }, (_, i) => createPinpoint(owner, { name: `O${i}` })));
+    for (const p of places) record("pinpoint", p.id, "pinpoint.created", 1, p);
+    // Per object a chain of successive updates; the chains run in parallel, with another account writing
+    // too, and nothing is delivered in between: every version must still arrive on its own.
+    const noise = Promise.all(Array.from({ length: 8 }, () => createPinpoint(other)));
+    await Promise.all(
+      places.map(async (p, i) => {
+        const first = (await owner.get(`/v3.0/pinpoints/${p.id}`)).headers.get("ETag")!;
+        for (let version = 2; version <= 5; version++) {
+          const response = await owner.send("PUT", `/v3.0/pinpoints/${p.id}`, {
+            name: `O${i} v${version}`,
+            tags: [`v${version}`],
+          });
+          expect(response.status).toBe(200);
+          record("pinpoint", p.id, "pinpoint.updated", version, await json(response));
+        }
+        // Refused writes are not acknowledged, and not delivered.
+        expect(
+          (await owner.send("PUT", `/v3.0/pinpoints/${p.id}`, { name: "never" }, { "If-Match": first })).status,
+        ).toBe(412);
+      }),
+    );
+    expect((await owner.send("POST", "/v3.0/pinpoints", { name: "bad", latitude: 95, longitude: 0 })).status).toBe(400);
+    await noise;
+
+    const list = await createList(owner, { name: "Outbox list" });
+    record("list", list.id, "list.created", 1, list);
+    const added = await owner.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: places[0]!.id }]);
+    expect(added.status).toBeLessThan(300);
+    record("list", list.id, "list.membership_changed", 2, await json(await owner.get(`/v3.0/lists/${list.id}`)));
+    const renamed = await owner.send("PUT", `/v3.0/lists/${list.id}`, { name: "Renamed" });
+    record("list", list.id, "list.updated", 3, await json(renamed));
+    for (const p of places.slice(6)) {
+      expect((await owner.send("DELETE", `/v3.0/pinpoints/${p.id}`)).status).toBe(204);
+      record("pinpoint", p.id, "pinpoint.deleted", 5, null);
+    }
+
+    await deliver(hook.id);
+    const { payloads, repeats } = await until(
+      () => deliveredOnce(hook.name, hook.secret),
+      ({ payloads }) => payloads.length >= acknowledged.length,
+    );
+    // Whatever the queue still had in flight has nothing left to send.
+    await deliver(hook.id);
+    expect((await deliveredOnce(hook.name, hook.secret)).payloads).toHaveLength(acknowledged.length);
+    expect(repeats).toBe(0);
+
+    const expected = perObject([]);
+    for (const write of acknowledged) expected.set(write.key, [...(expected.get(write.key) ?? []), write]);
+    for (const writes of expected.values()) writes.sort((x, y) => x.version - y.version);
+    expect(perObject(payloads)).toEqual(expected);
+    // Every delivered write was the owner's; its outbox rows are gone once delivered.
+    expect(payloads.every((p) => p.data.position > 0)).toBe(true);
+    expect(await outboxRows(owner.accountId)).toBe(0);
+  });
+
+  it("holds every version while the receiver is down and delivers each one, in order, when it is back", async () => {
+    const owner = await caller();
+    const hook = await createWebhook(owner);
+    await setStatus(hook.name, 503);
+    const place = await createPinpoint(owner, { name: "v1" });
+    const states: unknown[] = [place];
+    for (let version = 2; version <= 6; version++) {
+      states.push(await json(await owner.send("PUT", `/v3.0/pinpoints/${place.id}`, { name: `v${version}` })));
+    }
+    expect((await deliver(hook.id)).retryMessages).toHaveLength(1);
+    expect(await outboxRows(owner.accountId)).toBe(6);
+
+    await setStatus(hook.name, 200);
+    advance(backoffSeconds(1) * 1000);
+    await deliver(hook.id);
+    const { payloads } = await until(
+      () => deliveredOnce(hook.name, hook.secret),
+      ({ payloads }) => payloads.length >= states.length,
+    );
+    expect(payloads.map((p) => p.data.object)).toEqual(states);
+    expect(payloads.map((p) => p.data.version)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(await outboxRows(owner.accountId)).toBe(0);
+  });
+
+  it("writes no outbox rows for an account without webhooks, nor for events no webhook subscribes to", async () => {
+    const [plain, picky] = await Promise.all([caller(), caller()]);
+    await createWebhook(picky, { events: ["list.created"] });
+    await Promise.all(
+      [plain, picky].map(async (who) => {
+        const places = await Promise.all(Array.from({ length: 6 }, () => createPinpoint(who)));
+        await Promise.all(places.map((p) => who.send("PUT", `/v3.0/pinpoints/${p.id}`, { name: "changed" })));
+        await who.send("POST", "/v3.0/events", {
+          name: "E",
+          pinpoint: places[0]!.id,
+          dates: [{ start: "2026-05-01T10:00:00Z", end: "2026-05-01T11:00:00Z" }],
+        });
+        await who.send("DELETE", `/v3.0/pinpoints/${places[0]!.id}`);
+      }),
+    );
+    expect(await outboxRows(plain.accountId)).toBe(0);
+    expect(await outboxRows(picky.accountId)).toBe(0);
+    // The change log still has every object: only the outbox is skipped.
+    const logged = await (
+      await contentDb(plain.accountId)
+    )
+      .prepare("SELECT count(*) AS n FROM changes WHERE account_id = ?")
+      .bind(plain.accountId)
+      .first<{ n: number }>();
+    expect(logged!.n).toBe(7);
+    await createList(picky);
+    expect(await outboxRows(picky.accountId)).toBe(1);
+  });
+
+  it("keeps a disabled webhook's rows for the retention window, and none after its deletion", async () => {
+    const owner = await caller();
+    const hook = await createWebhook(owner, { enabled: false });
+    await Promise.all(Array.from({ length: 3 }, () => createPinpoint(owner)));
+    expect(await outboxRows(owner.accountId)).toBe(3);
+    const cron = (at: number) =>
+      worker.scheduled(createScheduledController({ scheduledTime: at, cron: "17 * * * *" }), env);
+    await cron(Date.now());
+    expect(await outboxRows(owner.accountId)).toBe(3);
+    // Past the change feed's retention window (30 days by default, plus the day of grace of src/index.ts).
+    await cron(Date.now() + 32 * 24 * 3600 * 1000);
+    expect(await outboxRows(owner.accountId)).toBe(0);
+
+    await createPinpoint(owner);
+    expect(await outboxRows(owner.accountId)).toBe(1);
+    expect((await owner.send("DELETE", `/v3.0/webhooks/${hook.id}`)).status).toBe(204);
+    expect(await outboxRows(owner.accountId)).toBe(0);
+    await createPinpoint(owner);
+    expect(await outboxRows(owner.accountId)).toBe(0);
   });
 });

@@ -424,7 +424,7 @@ export interface paths {
     put?: never;
     /**
      * Create a webhook
-     * @description `url` must be https on a public host (never a private, loopback or link-local address). Each change of the account's pinpoints, lists, categories and events is POSTed to it in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with backoff for about a day; a webhook failing for a day is disabled and says why. The signing `secret` is in the answer once.
+     * @description `url` must be https on a public host (never a private, loopback or link-local address). Each write of the account's pinpoints, lists, categories and events is POSTed to it, one event per write with the object as that write left it, in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with backoff for about a day; a webhook failing for a day is disabled and says why. The signing `secret` is in the answer once.
      */
     post: operations["createWebhook"];
     delete?: never;
@@ -447,7 +447,7 @@ export interface paths {
     get: operations["getWebhook"];
     /**
      * Change a webhook
-     * @description Only the fields sent change. `url` must be https on a public host (never a private, loopback or link-local address). Each change of the account's pinpoints, lists, categories and events is POSTed to it in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with backoff for about a day; a webhook failing for a day is disabled and says why. `"enabled": true` re-enables a disabled webhook: it resumes where it stopped.
+     * @description Only the fields sent change. `url` must be https on a public host (never a private, loopback or link-local address). Each write of the account's pinpoints, lists, categories and events is POSTed to it, one event per write with the object as that write left it, in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), retried with backoff for about a day; a webhook failing for a day is disabled and says why. `"enabled": true` re-enables a disabled webhook: it resumes where it stopped.
      */
     put: operations["updateWebhook"];
     post?: never;
@@ -1255,7 +1255,7 @@ export interface components {
       /** @description Why the attempt failed, when the status does not say */
       error: string | null;
       latency_ms: number;
-      /** @description The change's sequence number in the change feed */
+      /** @description The write's sequence number in the change feed */
       position: number;
       /** @description When a failed attempt is retried */
       next_retry_at: string | null;

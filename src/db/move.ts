@@ -206,6 +206,7 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
   }
   await copyIdempotency(source, onTarget, account, batchRows);
   await copyWebhooks(source, onTarget, account, batchRows);
+  const outboxCopied = await copyOutbox(source, onTarget, account, 0, batchRows);
   await copyChanges(source, onTarget, account, 0, batchRows);
   log(`Copied ${copied} rows; catching up from the change log.`);
 
@@ -244,6 +245,9 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
     }
     await copyIdempotency(source, onTarget, account, batchRows);
     await copyWebhooks(source, onTarget, account, batchRows);
+    const outboxEnd = await copyOutbox(source, onTarget, account, outboxCopied, batchRows);
+    // What the target's own triggers wrote for the copied rows: ids of its fresh range, above every copied one.
+    await onTarget([q("DELETE FROM webhook_outbox WHERE account_id = ? AND id > ?", account, outboxEnd)]);
     await directory([q("UPDATE accounts SET shard = ? WHERE id = ? AND shard = ?", to, account, from)]);
     switched = true;
   } finally {
@@ -321,8 +325,9 @@ async function copyIdempotency(source: Batch, write: Batch, account: number, bat
 
 /**
  * Webhooks are in no change log either: copied whole, before and during the pause, with their
- * delivery attempts (appended only, so those the target has are as the source has them). One the
- * source no longer has is deleted from the target, its attempts with it.
+ * delivery attempts (appended only, so those the target has are as the source has them), and without
+ * a lease, so delivery goes on from the target at once. One the source no longer has is deleted from
+ * the target, its attempts with it.
  */
 async function copyWebhooks(source: Batch, write: Batch, account: number, batchRows: number): Promise<void> {
   const [hooks] = (await source([q("SELECT * FROM webhooks WHERE account_id = ? ORDER BY id", account)])) as [Row[]];
@@ -333,6 +338,8 @@ async function copyWebhooks(source: Batch, write: Batch, account: number, batchR
       JSON.stringify(hooks.map((hook) => hook.id)),
     ),
     ...hooks.flatMap((hook) => upsert("webhooks", ["id"], hook)),
+    // A consumer's lease on the source means nothing here: the fence stops its writes there.
+    q("UPDATE webhooks SET lease_until = NULL WHERE account_id = ?", account),
   ]);
   for (const hook of hooks) {
     const [[last]] = (await write([
@@ -353,6 +360,29 @@ async function copyWebhooks(source: Batch, write: Batch, account: number, batchR
       after = Number(rows.at(-1)!.id);
       if (rows.length < batchRows) break;
     }
+  }
+}
+
+/**
+ * The webhook outbox's rows after `after`, with their ids (webhooks' positions point at them); returns
+ * the last id copied. Rows the target's triggers write while the copy catches up are deleted in the
+ * pause: every write of the account happened on the source, whose rows say what to deliver.
+ */
+async function copyOutbox(
+  source: Batch,
+  write: Batch,
+  account: number,
+  after: number,
+  batchRows: number,
+): Promise<number> {
+  for (;;) {
+    const [rows] = (await source([
+      q("SELECT * FROM webhook_outbox WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?", account, after, batchRows),
+    ])) as [Row[]];
+    if (rows.length === 0) return after;
+    await write([insertMissing("webhook_outbox", ["id"], rows)]);
+    after = Number(rows.at(-1)!.id);
+    if (rows.length < batchRows) return after;
   }
 }
 
@@ -448,6 +478,7 @@ async function deleteAccountRows(account: number, write: Batch, batchRows: numbe
   }
   await write([
     q("DELETE FROM webhooks WHERE account_id = ?", account),
+    q("DELETE FROM webhook_outbox WHERE account_id = ?", account),
     q("DELETE FROM idempotency_keys WHERE account_id = ?", account),
     q("DELETE FROM changes WHERE account_id = ?", account),
     q("DELETE FROM tile_cells WHERE account_id = ?", account),

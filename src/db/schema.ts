@@ -19,7 +19,8 @@
  * What drizzle cannot declare lives only in migrations, kept in step with
  * these tables by triggers: the R*Tree and full-text indexes of pinpoints and
  * events (0004, 0007, 0009, 0012), and `tile_cells` (0011), the per-cell counts that
- * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table.
+ * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table. Triggers
+ * also write the change log (0006, 0008) and the webhook outbox (0015).
  */
 import { isNotNull, sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
@@ -343,6 +344,39 @@ export const webhookDeliveries = sqliteTable(
 );
 
 /**
+ * The webhook outbox: one row per write of an object (insert, update, delete)
+ * of an account that has a webhook subscribed to the write's event, holding
+ * the object's row as it was right after that write (`object`, JSON of its
+ * columns; null for a tombstone) and the change-log `seq` the write took.
+ * Written only by the change-log triggers of migrations/0015_webhook_outbox.sql,
+ * in the statement of the write itself, so a write and its row commit together
+ * or not at all; an account without webhooks writes none (the triggers' one
+ * index probe on `webhooks_account_idx` finds nothing). `id` grows in commit
+ * order; each webhook's `position` is the last `id` it delivered or skipped
+ * (src/webhooks/deliver.ts). Rows every webhook of the account has passed are
+ * deleted after each delivery pass, and any older than the change feed's
+ * retention window by the scheduled job.
+ */
+export const webhookOutbox = sqliteTable(
+  "webhook_outbox",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    account_id: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    type: text({ enum: ["pinpoint", "list", "category", "event"] }).notNull(),
+    object_id: integer().notNull(),
+    op: text({ enum: ["upsert", "delete"] }).notNull(),
+    event: text().notNull(),
+    version: integer().notNull(),
+    seq: integer().notNull(),
+    object: text({ mode: "json" }).$type<Record<string, unknown>>(),
+    created_at: createdAt(),
+  },
+  (t) => [index("webhook_outbox_account_idx").on(t.account_id, t.id)],
+);
+
+/**
  * One row per occurrence of an event, so `from`/`to` read an index instead of
  * parsing every event's `dates`. Kept in step with `events.dates` by triggers
  * (migrations/0004_query_indexes.sql); the `dates` column stays the source of truth.
@@ -423,3 +457,4 @@ export type Client = typeof clients.$inferSelect;
 export type PublishableKey = typeof publishableKeys.$inferSelect;
 export type Webhook = typeof webhooks.$inferSelect;
 export type WebhookDelivery = typeof webhookDeliveries.$inferSelect;
+export type WebhookOutboxRow = typeof webhookOutbox.$inferSelect;

@@ -29,6 +29,7 @@ export const SEQUENCED_TABLES = [
   "changes",
   "webhooks",
   "webhook_deliveries",
+  "webhook_outbox",
 ] as const;
 
 /** The shard bindings named by `SHARDS` (comma-separated), in order; the directory alone when empty. */

@@ -1,8 +1,11 @@
 /**
- * Delivery of webhooks, driven from the change log. Each webhook keeps a
- * position (the last `changes.seq` it was sent or skipped); a queue message
- * only says "deliver webhook N" (of account A: its database), and whoever handles it sends the webhook's
- * changes after its position, oldest first, and moves the position past each
+ * Delivery of webhooks, driven from the outbox (src/webhooks/outbox.ts): one
+ * row per write, with the object's state after that write, so every write is
+ * delivered, however many follow it before its delivery. Each webhook keeps a
+ * position (the last outbox `id` it was sent or skipped); a queue message
+ * only says "deliver webhook N" (of account A: its database), and whoever handles
+ * it sends the webhook's
+ * rows after its position, oldest first, and moves the position past each
  * one its receiver acknowledged (2xx). A message that is lost (an isolate
  * ending between a commit and the enqueue) therefore loses nothing: the next
  * message for the webhook, or the hourly cron (src/index.ts), picks up from
@@ -22,12 +25,13 @@
  */
 import { clock } from "../core/clock";
 import { configFor } from "../core/config";
-import { readChanges, type Change, type ChangeType, type ObjectRows } from "../db/changes";
+import type { ChangeType, ObjectRows } from "../db/changes";
 import { asAccount } from "../db/client";
 import { rowMapper } from "../db/raw-rows";
-import { webhooks, type Webhook } from "../db/schema";
+import { webhooks, type Webhook, type WebhookOutboxRow } from "../db/schema";
 import { mediaUrlsOn, type MediaUrl } from "../media/url";
-import { eventOf, subscribes, type EventType } from "./events";
+import { subscribes, type EventType } from "./events";
+import { hasOutboxAfter, outboxObject, prunePassedOutbox, pruneExpiredOutbox, readOutbox } from "./outbox";
 import { signedHeaders } from "./signing";
 import { isLoopbackOrigin, resolvedTargetProblem, targetProblem } from "./targets";
 
@@ -72,11 +76,14 @@ type Attempt = {
   latencyMs: number;
 };
 
-/** The body of one event: Standard Webhooks' `type`, `timestamp` and `data`. */
-function payload(entry: Change, event: EventType, object: unknown): string {
+/**
+ * The body of one event: Standard Webhooks' `type`, `timestamp` and `data`;
+ * `position` is the change feed's sequence number the write took.
+ */
+function payload(entry: WebhookOutboxRow, object: unknown): string {
   return JSON.stringify({
-    type: event,
-    timestamp: entry.changed_at.toISOString(),
+    type: entry.event,
+    timestamp: entry.created_at.toISOString(),
     data: {
       type: entry.type,
       id: entry.object_id,
@@ -87,6 +94,9 @@ function payload(entry: Change, event: EventType, object: unknown): string {
     },
   });
 }
+
+/** The Standard Webhooks message id of one write to one webhook: the same at every attempt. */
+const messageIdOf = (hook: Webhook, entry: WebhookOutboxRow) => `msg_${hook.id}_${entry.id}`;
 
 /** Reads at most `limit` characters of a response body, so a huge answer costs nothing. */
 async function excerpt(response: Response, limit: number): Promise<string | null> {
@@ -152,9 +162,10 @@ function describe(result: Attempt): string {
 }
 
 /**
- * One pass over a webhook: takes its lease, sends its pending changes in log
- * order until one fails, the log is exhausted or the pass has run long
- * enough. Returns the seconds until the failed change is retried, or null.
+ * One pass over a webhook: takes its lease, sends its pending outbox rows in
+ * commit order until one fails, none is left or the pass has run long
+ * enough, then deletes the rows every webhook of the account has passed.
+ * Returns the seconds until the failed write is retried, or null.
  */
 export async function deliverWebhook(
   env: Cloudflare.Env,
@@ -175,32 +186,30 @@ export async function deliverWebhook(
   const config = configFor(env);
   const toJson = objectsJson(mediaUrlsOn(config.publicOrigin ?? hook.api_origin, config.mediaPublicBaseUrl));
   let position = hook.position;
-  let failure: { entry: Change; event: EventType; result: Attempt } | null = null;
+  let failure: { entry: WebhookOutboxRow; result: Attempt } | null = null;
   let more = false;
-  // The first change sent is the one that failed before, if any: its attempt number goes on.
+  // The first write sent is the one that failed before, if any: its attempt number goes on.
   let attemptNumber = hook.failures + 1;
   try {
     pass: for (;;) {
-      const { entries, objects } = await readChanges(env.DB, hook.account_id, position, READ_BATCH, true);
+      const entries = await readOutbox(env.DB, hook.account_id, position, READ_BATCH);
       for (const entry of entries) {
         if (clock.now() - now > PASS_MS) {
           more = true;
           break pass;
         }
-        const row = entry.op === "upsert" ? objects[entry.type].get(entry.object_id) : undefined;
-        const event = eventOf(entry, entry.type === "list" ? objects.list.get(entry.object_id) : undefined);
-        if (subscribes(hook.events, event)) {
+        if (subscribes(hook.events, entry.event as EventType)) {
+          const row = entry.object ? outboxObject[entry.type](entry.object) : null;
           const object = row ? (toJson[entry.type] as (row: unknown) => unknown)(row) : null;
-          const messageId = `msg_${hook.id}_${entry.seq}`;
-          const result = await attempt(env, hook, messageId, payload(entry, event, object));
+          const result = await attempt(env, hook, messageIdOf(hook, entry), payload(entry, object));
           if (!result.succeeded) {
-            failure = { entry, event, result };
+            failure = { entry, result };
             break pass;
           }
-          await recordAttempt(env.DB, hook, entry, event, messageId, result, attemptNumber, null, entry.seq);
+          await recordAttempt(env.DB, hook, entry, result, attemptNumber, null, entry.id);
           attemptNumber = 1;
         }
-        position = entry.seq;
+        position = entry.id;
       }
       if (entries.length < READ_BATCH) break;
     }
@@ -214,28 +223,21 @@ export async function deliverWebhook(
         .run();
     }
   }
-  if (failure) return { retryInSeconds: await recordFailure(env.DB, hook, position, failure, now) };
-  if (more || (await hasPending(env.DB, hook.account_id, position))) {
-    // Changes committed during the pass, whose messages found the lease taken and were dropped.
+  const retryInSeconds = failure ? await recordFailure(env.DB, hook, position, failure, now) : null;
+  if (position > hook.position) await prunePassedOutbox(env.DB, hook.account_id);
+  if (failure) return { retryInSeconds };
+  if (more || (await hasOutboxAfter(env.DB, hook.account_id, position))) {
+    // Writes committed during the pass, whose messages found the lease taken and were dropped.
     await env.WEBHOOK_QUEUE.send({ webhook: hook.id, account: hook.account_id } satisfies WebhookMessage);
   }
   return { retryInSeconds: null };
 }
 
-async function hasPending(d1: D1Database, accountId: number, position: number): Promise<boolean> {
-  const row = await d1
-    .prepare("SELECT 1 AS pending FROM changes WHERE account_id = ? AND seq > ? LIMIT 1")
-    .bind(accountId, position)
-    .first();
-  return row !== null;
-}
-
+/** Records an attempt at `entry` and, in the same batch, moves the webhook's position to `position`. */
 async function recordAttempt(
   d1: D1Database,
   hook: Webhook,
-  entry: Change,
-  event: EventType,
-  messageId: string,
+  entry: WebhookOutboxRow,
   result: Attempt,
   attemptNumber: number,
   nextRetryAt: number | null,
@@ -249,9 +251,9 @@ async function recordAttempt(
       )
       .bind(
         hook.id,
-        messageId,
+        messageIdOf(hook, entry),
         entry.seq,
-        event,
+        entry.event,
         entry.object_id,
         attemptNumber,
         result.succeeded ? 1 : 0,
@@ -274,7 +276,7 @@ async function recordFailure(
   d1: D1Database,
   hook: Webhook,
   position: number,
-  { entry, event, result }: { entry: Change; event: EventType; result: Attempt },
+  { entry, result }: { entry: WebhookOutboxRow; result: Attempt },
   now: number,
 ): Promise<number | null> {
   const failures = hook.failures + 1;
@@ -282,8 +284,7 @@ async function recordFailure(
   const disable = now - failingSince >= DISABLE_AFTER_MS;
   const delay = backoffSeconds(failures);
   const nextAttempt = disable ? null : now + delay * 1000;
-  const messageId = `msg_${hook.id}_${entry.seq}`;
-  await recordAttempt(d1, hook, entry, event, messageId, result, failures, nextAttempt, position);
+  await recordAttempt(d1, hook, entry, result, failures, nextAttempt, position);
   const reason = disable
     ? `Deliveries failed for a day (since ${new Date(failingSince).toISOString()}, ${failures} attempts); ` +
       `the last: ${describe(result)}`
@@ -336,26 +337,66 @@ export async function enqueue(env: Cloudflare.Env, hooks: readonly Named[]): Pro
   }
 }
 
-/** After a write: a message for each enabled webhook of the account, so its change goes out at once. */
+/**
+ * How long an isolate trusts what it read of an account's enabled webhooks
+ * before nudging them after a write (README "Webhooks"). Within it a write
+ * reads nothing more: an account without webhooks pays one read per isolate
+ * and period, not one per write. A webhook created or re-enabled elsewhere in
+ * the meantime misses nothing: its rows are in the outbox, and the message
+ * sent for it one period later (webhookChanged) delivers them.
+ */
+export const NUDGE_CACHE_MS = 30_000;
+/** Accounts remembered per isolate; the least recently read is forgotten first. */
+const NUDGE_CACHE_ACCOUNTS = 10_000;
+const enabledWebhooks = new Map<number, { hooks: Named[]; until: number }>();
+
+/** After a write: a message for each enabled webhook of the account, so its write goes out at once. */
 export async function nudgeAccount(env: Cloudflare.Env, accountId: number): Promise<void> {
-  const { results } = await env.DB.prepare(
-    "SELECT id, account_id FROM webhooks WHERE account_id = ? AND disabled_at IS NULL",
-  )
-    .bind(accountId)
-    .all<Named>();
-  await enqueue(env, results);
+  const now = clock.now();
+  let known = enabledWebhooks.get(accountId);
+  if (!known || known.until <= now) {
+    const { results } = await env.DB.prepare(
+      "SELECT id, account_id FROM webhooks WHERE account_id = ? AND disabled_at IS NULL",
+    )
+      .bind(accountId)
+      .all<Named>();
+    known = { hooks: results, until: now + NUDGE_CACHE_MS };
+    enabledWebhooks.delete(accountId);
+    enabledWebhooks.set(accountId, known);
+    if (enabledWebhooks.size > NUDGE_CACHE_ACCOUNTS) enabledWebhooks.delete(enabledWebhooks.keys().next().value!);
+  }
+  await enqueue(env, known.hooks);
 }
 
 /**
- * The cron's recovery: a message for every enabled webhook with changes past
- * its position whose retry (if any) is due, in case a message was lost; and
- * deletion of delivery attempts older than a week. On the database `env.DB`
- * names: the cron runs it on each one that holds content (src/index.ts).
+ * After a webhook was created, changed or deleted: this isolate reads the
+ * account's webhooks again at its next write; a webhook that can deliver now
+ * is sent a message at once, for what waits already, and one more after
+ * every isolate's cache has expired, for writes whose isolates did not know it.
  */
-export async function resumeWebhooks(env: Cloudflare.Env, now: number): Promise<{ resumed: number; pruned: number }> {
+export async function webhookChanged(env: Cloudflare.Env, accountId: number, enabledId: number | null): Promise<void> {
+  enabledWebhooks.delete(accountId);
+  if (enabledId === null) return;
+  const body = { webhook: enabledId, account: accountId } satisfies WebhookMessage;
+  await env.WEBHOOK_QUEUE.sendBatch([{ body }, { body, delaySeconds: NUDGE_CACHE_MS / 1000 + 5 }]);
+}
+
+/**
+ * The cron's recovery: a message for every enabled webhook with writes past
+ * its position whose retry (if any) is due, in case a message was lost;
+ * deletion of delivery attempts older than a week, and of outbox rows older
+ * than `outboxRetentionMs` that a disabled or failing webhook still holds. On
+ * the database `env.DB` names: the cron runs it on each one that holds
+ * content (src/index.ts).
+ */
+export async function resumeWebhooks(
+  env: Cloudflare.Env,
+  now: number,
+  outboxRetentionMs: number,
+): Promise<{ resumed: number; pruned: number; outboxPruned: number }> {
   const { results } = await env.DB.prepare(
     `SELECT id, account_id FROM webhooks w WHERE disabled_at IS NULL AND (next_attempt_at IS NULL OR next_attempt_at <= ?1)
-      AND EXISTS (SELECT 1 FROM changes c WHERE c.account_id = w.account_id AND c.seq > w.position)`,
+      AND EXISTS (SELECT 1 FROM webhook_outbox o WHERE o.account_id = w.account_id AND o.id > w.position)`,
   )
     .bind(now)
     .all<Named>();
@@ -363,7 +404,8 @@ export async function resumeWebhooks(env: Cloudflare.Env, now: number): Promise<
   const pruned = await env.DB.prepare("DELETE FROM webhook_deliveries WHERE created_at < ?")
     .bind(now - DELIVERY_HISTORY_MS)
     .run();
-  return { resumed: results.length, pruned: pruned.meta.changes };
+  const outboxPruned = await pruneExpiredOutbox(env.DB, now - outboxRetentionMs);
+  return { resumed: results.length, pruned: pruned.meta.changes, outboxPruned };
 }
 
 /**

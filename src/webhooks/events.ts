@@ -1,15 +1,9 @@
 /**
- * Webhook event types, and which one a change-log entry is. The log keeps one
- * entry per object, its latest change (src/db/schema.ts, `changes`), so an
- * entry says what the object is now: a tombstone is `.deleted`; version 1,
- * never changed since it was made, is `.created`; a list whose fields are
- * older than its entry only changed its members, `list.membership_changed`
- * (a field change and a membership change within a second of each other are
- * one `list.updated`); anything else is `.updated`.
+ * Webhook event types. Which one a write is, the change-log triggers decide as
+ * they write its outbox row (migrations/0015_webhook_outbox.sql): an insert is
+ * `.created`, a delete `.deleted`, an update `.updated`, except an update of a
+ * list that changed none of its own fields: `list.membership_changed`.
  */
-import type { Change } from "../db/changes";
-import type { List } from "../db/schema";
-
 export const OBJECT_TYPES = ["pinpoint", "list", "category", "event"] as const;
 const ACTIONS = ["created", "updated", "deleted"] as const;
 
@@ -21,19 +15,6 @@ export type EventType = (typeof EVENT_TYPES)[number];
 
 /** Subscribes to every event type, including any added later. */
 export const ALL_EVENTS = "*";
-
-/** How long after a list's own fields changed its entry still counts as that change. */
-const SAME_CHANGE_MS = 1_000;
-
-/** The event an entry of the log is; `list` is the list row an upsert of a list shows. */
-export function eventOf(entry: Change, list?: List): EventType {
-  if (entry.op === "delete") return `${entry.type}.deleted`;
-  if (entry.version === 1) return `${entry.type}.created`;
-  if (entry.type === "list" && list && entry.changed_at.getTime() - list.updated_at.getTime() > SAME_CHANGE_MS) {
-    return "list.membership_changed";
-  }
-  return `${entry.type}.updated`;
-}
 
 /** Whether a webhook subscribed to `events` is sent `event`. */
 export function subscribes(events: readonly string[], event: EventType): boolean {

@@ -13,7 +13,7 @@ import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { created } from "../http/responses";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
-import { enqueue, nudgeAccount } from "./deliver";
+import { nudgeAccount, webhookChanged } from "./deliver";
 import { deliveryToJson, webhookToJson } from "./json";
 import {
   createdWebhookJson,
@@ -38,8 +38,8 @@ const WHAT = "webhook";
 
 const WRITE_DESCRIPTION =
   "`url` must be https on a public host (never a private, loopback or link-local address). " +
-  "Each change of the account's pinpoints, lists, categories and events is POSTed to it in commit order per " +
-  "object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), " +
+  "Each write of the account's pinpoints, lists, categories and events is POSTed to it, one event per write " +
+  "with the object as that write left it, in commit order per object, signed per Standard Webhooks (`webhook-id`, `webhook-timestamp`, `webhook-signature`), " +
   "retried with backoff for about a day; a webhook failing for a day is disabled and says why.";
 
 const operations = {
@@ -130,7 +130,9 @@ export const webhookRoutes = resourceApp()
       const body = c.req.valid("json");
       assertTarget(c, body.url);
       const origin = new URL(c.req.url).origin;
-      const { row, secret } = await createWebhook(c.env.DB, c.var.principal.accountId, body, origin);
+      const { accountId } = c.var.principal;
+      const { row, secret } = await createWebhook(c.env.DB, accountId, body, origin);
+      await afterResponse(c, webhookChanged(c.env, accountId, row.disabled_at === null ? row.id : null));
       c.header("Cache-Control", "no-store");
       return created(c, `/v3.0/webhooks/${row.id}`, { ...webhookToJson(row), secret });
     }),
@@ -146,16 +148,19 @@ export const webhookRoutes = resourceApp()
     ...operations.update(validate("json", webhookUpdate), async (c) => {
       const body = c.req.valid("json");
       assertTarget(c, body.url);
-      const row = await updateWebhook(c.env.DB, c.var.principal.accountId, pathId(c, WHAT), body);
+      const { accountId } = c.var.principal;
+      const row = await updateWebhook(c.env.DB, accountId, pathId(c, WHAT), body);
       // Re-enabled, or pointed elsewhere: deliver what waits now rather than at the next write or cron.
-      if (row.disabled_at === null) await afterResponse(c, enqueue(c.env, [row]));
+      await afterResponse(c, webhookChanged(c.env, accountId, row.disabled_at === null ? row.id : null));
       return c.json(webhookToJson(row));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      await deleteWebhook(c.env.DB, c.var.principal.accountId, pathId(c, WHAT));
+      const { accountId } = c.var.principal;
+      await deleteWebhook(c.env.DB, accountId, pathId(c, WHAT));
+      await afterResponse(c, webhookChanged(c.env, accountId, null));
       return c.body(null, 204);
     }),
   )
@@ -185,9 +190,14 @@ export const webhookRoutes = resourceApp()
 
 /**
  * Lets `work` finish after the response when the runtime gives a context to
- * wait on; without one (the app called directly, as some tests do) waits for it.
+ * wait on; without one (the app called directly, as some tests do) waits for
+ * it. A failure is logged, never the request's: what `work` sends, the cron
+ * sends again (deliver.ts).
  */
 async function afterResponse(c: Context<AppEnv>, work: Promise<void>): Promise<void> {
+  work = work.catch((error: unknown) =>
+    console.error(JSON.stringify({ level: "error", message: "webhook message failed", error: String(error) })),
+  );
   let context: ExecutionContext | undefined;
   try {
     context = c.executionCtx as ExecutionContext;
@@ -200,9 +210,11 @@ async function afterResponse(c: Context<AppEnv>, work: Promise<void>): Promise<v
 
 /**
  * After a successful write by a client (any 2xx answer to a method other than
- * GET, HEAD or OPTIONS), a message for each of its account's webhooks, sent
- * after the response: the change is delivered within seconds. A message lost
- * here is made up for by the cron (deliver.ts), so nothing waits on it.
+ * GET, HEAD or OPTIONS), a message for each of its account's enabled
+ * webhooks, sent after the response: the write is delivered within seconds.
+ * Which webhooks those are is read at most once per NUDGE_CACHE_MS per
+ * isolate (deliver.ts). A message lost here is made up for by the cron, so
+ * nothing waits on it.
  */
 export const nudgeWebhooks: MiddlewareHandler<AppEnv> = async (c, next) => {
   await next();
@@ -210,10 +222,5 @@ export const nudgeWebhooks: MiddlewareHandler<AppEnv> = async (c, next) => {
   if (method === "GET" || method === "HEAD" || method === "OPTIONS" || c.res.status >= 300) return;
   const principal = c.get("principal") as AppEnv["Variables"]["principal"] | undefined;
   if (principal?.kind !== "client") return;
-  await afterResponse(
-    c,
-    nudgeAccount(c.env, principal.accountId).catch((error: unknown) =>
-      console.error(JSON.stringify({ level: "error", message: "webhook nudge failed", error: String(error) })),
-    ),
-  );
+  await afterResponse(c, nudgeAccount(c.env, principal.accountId));
 };

@@ -1,8 +1,9 @@
 /**
  * Webhooks in D1: create, get, page, replace, delete and rotate, each scoped
  * to the caller's account, and a webhook's recent deliveries. A new webhook
- * starts at its account's newest change, read in the same statement that
- * inserts it, so it is sent every change committed after it exists.
+ * starts at its account's newest outbox row, read in the same statement that
+ * inserts it, so it is sent every write committed after it exists (from that
+ * statement on, the outbox triggers see it: migrations/0015_webhook_outbox.sql).
  */
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
@@ -12,6 +13,7 @@ import { keyset, type Bound } from "../db/keyset";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
 import { webhookDeliveries, webhooks, type Webhook, type WebhookDelivery } from "../db/schema";
 import type { WebhookCreate, WebhookUpdate } from "./schemas";
+import { prunePassedOutbox } from "./outbox";
 import { generateWebhookSecret } from "./signing";
 
 const WHAT = "webhook";
@@ -43,7 +45,7 @@ export async function createWebhook(
       description: values.description,
       events: values.events,
       secret,
-      position: sql`(SELECT coalesce(max(seq), 0) FROM changes WHERE account_id = ${accountId})`,
+      position: sql`(SELECT coalesce(max(id), 0) FROM webhook_outbox WHERE account_id = ${accountId})`,
       api_origin: apiOrigin,
       ...(values.enabled ? {} : enabledColumns(false, clock.now())),
     })
@@ -101,7 +103,7 @@ export async function updateWebhook(
   return updateOwned(d1, accountId, id, { ...values, ...(toggled ? enabledColumns(enabled, clock.now()) : {}) });
 }
 
-/** Deletes a webhook and its delivery record. */
+/** Deletes a webhook and its delivery record, and the outbox rows only it still waited for. */
 export async function deleteWebhook(d1: D1Database, accountId: number, id: number): Promise<void> {
   const deleted = await database(d1)
     .delete(webhooks)
@@ -109,6 +111,7 @@ export async function deleteWebhook(d1: D1Database, accountId: number, id: numbe
     .returning({ id: webhooks.id })
     .get();
   if (!deleted) await throwMissingOrForbidden(d1, webhooks, id, accountId, WHAT);
+  await prunePassedOutbox(d1, accountId);
 }
 
 /**
