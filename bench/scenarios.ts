@@ -324,7 +324,7 @@ export function shardGroups(
   const service = ({ rt, groups }: { rt: Runtime; groups: Group[] }) => {
     const targets = new Map<string, Target>();
     for (const target of groups.flatMap((g) => g.targets)) {
-      // Not the public miss: its probe answered 400 on the single-database stack here (not yet understood).
+      // Not the public miss: /v3.0 now refuses its cache buster `_` as an unknown query parameter (400).
       const service = new URL(target.request.url).origin === rt.api.origin && !target.request.uniqueIds;
       if (service) targets.set(target.key, target);
     }
