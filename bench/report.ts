@@ -8,6 +8,7 @@ import type { LoadResult } from "./load.ts";
 import type { MemoryReport } from "./memory.ts";
 import type { FreshnessReport } from "./public.ts";
 import type { WebhookReport } from "./webhooks.ts";
+import { SHARDS_GOAL } from "./scenarios.ts";
 
 /** One measurement: the load generator's figures plus workerd's CPU time per request. */
 export type RunResult = LoadResult & { workerdCpuMsPerRequest: number };
@@ -150,6 +151,8 @@ export function renderReport(report: Report): string {
   }
   const publicMaps = report.groups.find((g) => g.name === "public");
   if (publicMaps) lines.push("", ...renderPublic(publicMaps, report.freshness));
+  const shards = report.groups.filter((g) => g.name === "shards");
+  if (shards.length > 0) lines.push("", ...renderShards(shards));
   if (report.import) lines.push("", ...renderImport(report.import));
   if (report.webhooks) lines.push("", ...renderWebhooks(report.webhooks));
   lines.push("");
@@ -195,6 +198,43 @@ export function renderPublic(group: GroupResult, freshness: FreshnessReport | un
         `p50 ${fmt(freshness.p50)} ms, p90 ${fmt(freshness.p90)} ms, p99 ${fmt(freshness.p99)} ms, max ${fmt(freshness.max)} ms ` +
         `(goal p99 <= 5 s: ${met ? "met" : "NOT met"}); never seen: ${freshness.unseen}; a reader stepping back: ${freshness.wentBack}; ` +
         `first shown by ${shownBy}; the PUT itself: p50 ${fmt(freshness.writeP50, 1)} ms, p99 ${fmt(freshness.writeP99, 1)} ms.`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * The shards group: per scenario, three shards (B, the account on a shard other than the directory)
+ * against one database (A), as medians of per-round ratios B ÷ A; the goal is on throughput. CPU per
+ * request moves far less than throughput on a shared machine: where the two disagree, it says more.
+ */
+export function renderShards(groups: GroupResult[]): string[] {
+  const medianOf = (values: number[]) => {
+    const sorted = values.filter(Number.isFinite).sort((a, b) => a - b);
+    const mid = sorted.length >> 1;
+    return sorted.length === 0 ? NaN : sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  };
+  const lines = [
+    `| scenario | req/s A | req/s B | req/s B ÷ A (goal >= ${SHARDS_GOAL}) | p50 ms A | p50 ms B | p50 B ÷ A | p99 B ÷ A | CPU ms/req A | CPU ms/req B | CPU B ÷ A |`,
+    "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+  ];
+  for (const group of groups) {
+    const [a, b] = group.targets as [TargetResult, TargetResult];
+    const ratio = (figure: (r: RunResult) => number) => medianOf(b.runs.map((r, i) => figure(r) / figure(a.runs[i]!)));
+    const rps = ratio((r) => r.rps);
+    const invalid = a.invalid + b.invalid + (a.unexpected ?? 0) + (b.unexpected ?? 0);
+    const met = invalid > 0 ? `void (${invalid} invalid)` : rps >= SHARDS_GOAL ? "met" : "NOT met";
+    lines.push(
+      `| ${a.label.replace(/, one database$/, "")} | ${fmt(a.rps)} | ${fmt(b.rps)} | ${fmt(rps, 2)} ${met} | ${fmt(a.p50, 2)} | ${fmt(b.p50, 2)} | ${fmt(
+        ratio((r) => r.p50),
+        2,
+      )} | ${fmt(
+        ratio((r) => r.p99),
+        2,
+      )} | ${fmt(a.cpuMsPerRequest, 2)} | ${fmt(b.cpuMsPerRequest, 2)} | ${fmt(
+        ratio((r) => r.workerdCpuMsPerRequest),
+        2,
+      )} |`,
     );
   }
   return lines;

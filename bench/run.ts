@@ -13,25 +13,27 @@
  * imported from a file and exported again in four to six minutes, after the
  * other groups: bench/import.ts, with BENCH_IMPORT_PLACES, nor `http`, the
  * service as `npm start` serves it, over HTTP, in about twelve minutes:
- * bench/http.ts, with BENCH_HTTP_C1 and BENCH_HTTP_C16),
+ * bench/http.ts, with BENCH_HTTP_C1 and BENCH_HTTP_C16, nor `shards`, every
+ * scenario of the service against the same Worker with three shards, about
+ * seven minutes more: shardGroups in bench/scenarios.ts),
  * BENCH_FRESHNESS_SAMPLES (100 writes timed to visible by the `public` group:
  * bench/public.ts), BENCH_WEBHOOK_WRITES (1,000 writes a phase delivered by
  * the `webhooks` group: bench/webhooks.ts).
  */
 import { fork, type ChildProcess } from "node:child_process";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { resultPath } from "./results-dir.ts";
 import * as prettier from "prettier";
 import type { LoadRequest, LoadResult } from "./load.ts";
 import { machine, printReport, type GroupResult, type Report, type RunResult, type TargetResult } from "./report.ts";
-import { buildBundle, cpuMillisOf, startRuntime, workerdChild, type Bundle } from "./runtime.ts";
+import { buildBundle, cpuMillisOf, startRuntime, workerdChildren, type Bundle, type Runtime } from "./runtime.ts";
 import { measureMemory } from "./memory.ts";
 import { runImportGroup } from "./import.ts";
 import { measureFreshness } from "./public.ts";
 import { measureHttp, renderHttp } from "./http.ts";
-import { GOALS, buildGroups, type Group } from "./scenarios.ts";
+import { GOALS, buildGroups, shardGroups, type Group } from "./scenarios.ts";
 import { measureScale, renderScale } from "./scale.ts";
 import { SCALE } from "./seed.ts";
 import { startStack } from "./setup.ts";
@@ -51,6 +53,8 @@ const withScale = settings.groups?.includes("scale") ?? false;
 const withImport = settings.groups?.includes("import") ?? false;
 /** `wrangler dev` served over HTTP, as `npm start` serves it: about five minutes, only when named. */
 const withHttp = settings.groups?.includes("http") ?? false;
+/** Doubles the service's scenarios, on a second seeded stack: only when asked for by name. */
+const withShards = settings.groups?.includes("shards") ?? false;
 const otherGroups = settings.groups === null || settings.groups.some((g) => g !== "scale" && g !== "http");
 /** Eight targets and a hundred writes timed to visible: about four minutes. */
 const withPublic = settings.groups?.includes("public") ?? true;
@@ -61,6 +65,7 @@ const DEADLINE_MS =
   ((otherGroups ? 9.5 : 0) +
     (withPublic ? 5 : 0) +
     (withWebhooks ? 12 : 0) +
+    (withShards ? 12 : 0) +
     (withScale ? 30 : 0) +
     (withImport ? 20 : 0) +
     (withHttp ? 15 : 0)) *
@@ -83,8 +88,7 @@ function cleanup(): Promise<void> {
 }
 process.on("exit", () => {
   // Last resort when exiting without cleanup (synchronous context).
-  const pid = workerdChild();
-  if (pid !== null) process.kill(pid, "SIGKILL");
+  for (const pid of workerdChildren()) process.kill(pid, "SIGKILL");
   rmSync(dir, { recursive: true, force: true });
 });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
@@ -171,11 +175,9 @@ async function measureStartup(bundle: Bundle) {
 }
 
 // ---- load ----
-async function runGroups(
-  groups: Group[],
-  load: ReturnType<typeof startLoad>,
-  pid: number | null,
-): Promise<GroupResult[]> {
+/** `pids`: the workerd processes whose CPU time counts (those not under load spend next to none). */
+async function runGroups(groups: Group[], load: ReturnType<typeof startLoad>, pids: number[]): Promise<GroupResult[]> {
+  const cpuMillis = () => (pids.length === 0 ? NaN : pids.reduce((sum, pid) => sum + cpuMillisOf(pid), 0));
   const results: GroupResult[] = [];
   const base = { connections: settings.connections };
   for (const group of groups) {
@@ -190,15 +192,16 @@ async function runGroups(
     }
     const runs = new Map<string, RunResult[]>(group.targets.map((t) => [t.key, []]));
     for (let round = 0; round < settings.rounds; round++) {
-      for (const target of group.targets) {
-        const cpuBefore = pid === null ? NaN : cpuMillisOf(pid);
+      const order = group.alternate && round % 2 === 1 ? [...group.targets].reverse() : group.targets;
+      for (const target of order) {
+        const cpuBefore = cpuMillis();
         const result = await load.run({
           ...target.request,
           ...base,
           seconds: settings.seconds,
           ...(target.expect && { countHeader: target.expect.header }),
         });
-        const cpuMs = (pid === null ? NaN : cpuMillisOf(pid)) - cpuBefore;
+        const cpuMs = cpuMillis() - cpuBefore;
         const run = { ...result, workerdCpuMsPerRequest: cpuMs / result.requests };
         runs.get(target.key)!.push(run);
         const values = run.headerValues ? `, ${target.expect!.header} ${JSON.stringify(run.headerValues)}` : "";
@@ -289,6 +292,33 @@ async function main() {
   }
 }
 
+/**
+ * The shards group: a second stack, the same Worker with DB and two more shards, seeded alike with the
+ * accounts on SHARD_1 (so every request is routed through the directory's placement to another
+ * database), measured scenario by scenario against the single-database stack in alternating rounds.
+ */
+async function runShards(
+  bundle: Bundle,
+  single: { rt: Runtime; groups: Group[] },
+  load: ReturnType<typeof startLoad>,
+): Promise<GroupResult[]> {
+  const stack = await startStack(join(dir, "shards"), { bundle, publicMaps: true, shards: ["SHARD_1", "SHARD_2"] });
+  cleanups.push(() => stack.rt.dispose());
+  try {
+    log(`shards: seeded ${JSON.stringify(stack.seeded.rows)} on SHARD_1; workerd pid ${stack.rt.workerdPid}`);
+    const bodies = join(dir, "bodies-shards");
+    mkdirSync(bodies);
+    const groups = shardGroups(single, {
+      rt: stack.rt,
+      groups: await buildGroups(stack.rt, stack.seeded, stack.token, bodies),
+    });
+    const pids = [single.rt.workerdPid, stack.rt.workerdPid].filter((pid) => pid !== null);
+    return await runGroups(groups, load, pids);
+  } finally {
+    await stack.rt.dispose();
+  }
+}
+
 async function runMain(bundle: Bundle) {
   const startup = await measureStartup(bundle);
   log(`startup: ${JSON.stringify(startup)}`);
@@ -310,7 +340,8 @@ async function runMain(bundle: Bundle) {
     const all = await buildGroups(rt, seeded, token, loadDir);
     const groups = settings.groups ? all.filter((g) => settings.groups!.includes(g.name)) : all;
     const load = startLoad();
-    const groupResults = await runGroups(groups, load, rt.workerdPid);
+    const groupResults = await runGroups(groups, load, rt.workerdPid === null ? [] : [rt.workerdPid]);
+    if (withShards) groupResults.push(...(await runShards(bundle, { rt, groups: all }, load)));
 
     // After every load group: its writes would move the key's head under their rounds.
     const freshnessSetup = groups.find((g) => g.freshness)?.freshness;
@@ -354,6 +385,17 @@ async function runMain(bundle: Bundle) {
         group: publicMaps,
         goals: report.goals.filter((g) => GOALS.some((goal) => goal.group === "public" && goal.what === g.what)),
         freshness,
+      });
+    }
+    const shards = groupResults.filter((g) => g.name === "shards");
+    if (shards.length > 0) {
+      await writeResult(resultPath("shards.json"), {
+        date: report.date,
+        machine: report.machine,
+        settings: report.settings,
+        // The 1, 5 and 15 minute load averages as the group ends: the machine may be shared.
+        loadAverage: loadavg(),
+        groups: shards,
       });
     }
     if (imported)

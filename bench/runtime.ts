@@ -218,6 +218,7 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
       scriptPath: "bench/baselines/bare-d1.js",
     });
   }
+  const before = new Set(workerdChildren());
   const mf = new Miniflare(
     convertV4MiniflareOptions({
       host: "127.0.0.1",
@@ -236,7 +237,10 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
       workers: list,
     } as never),
   );
-  const pid = () => workerdChild();
+  // Another runtime's workerd may run already (the shards group starts two): this one's is the child
+  // that was not there before, taken once it is ready, as a runtime started later adds another.
+  let workerdPid: number | null = null;
+  const pid = () => workerdPid ?? workerdChildren().find((child) => !before.has(child)) ?? null;
   let disposed = false;
   const dispose = async () => {
     if (disposed) return;
@@ -248,6 +252,7 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
   };
   try {
     await mf.ready;
+    workerdPid = pid();
     const url = (name: string) => (list.some((w) => w.name === name) ? mf.unsafeGetDirectURL(name) : null);
     const names = ["api", "unlimited", "other", "constant", "bare", "reference"];
     const [api, unlimited, other, constant, bare, reference] = await Promise.all(names.map(url));
@@ -259,7 +264,7 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
       constant: constant!,
       bare: bare!,
       reference: reference!,
-      workerdPid: pid(),
+      workerdPid,
       dispose,
     };
   } catch (error) {
@@ -290,8 +295,9 @@ function killQuietly(pid: number): void {
   }
 }
 
-/** The workerd process Miniflare spawned: a direct child of this process named `workerd`. */
-export function workerdChild(): number | null {
+/** The workerd processes Miniflare spawned: direct children of this process named `workerd`. */
+export function workerdChildren(): number[] {
+  const children: number[] = [];
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;
     try {
@@ -300,12 +306,12 @@ export function workerdChild(): number | null {
       const close = stat.lastIndexOf(")");
       const comm = stat.slice(stat.indexOf("(") + 1, close);
       const ppid = Number(stat.slice(close + 2).split(" ")[1]);
-      if (ppid === process.pid && comm.startsWith("workerd")) return Number(entry);
+      if (ppid === process.pid && comm.startsWith("workerd")) children.push(Number(entry));
     } catch {
       // the process ended while we looked
     }
   }
-  return null;
+  return children;
 }
 
 /** Resident memory of a process, in bytes: current (VmRSS) and peak since the last reset (VmHWM). */

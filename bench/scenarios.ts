@@ -24,8 +24,12 @@ export type Target = {
   expect?: { header: string; value: string };
 };
 
-/** `freshness`: the group also measures write-to-visible latency after its rounds (bench/public.ts). */
-export type Group = { name: string; targets: Target[]; freshness?: FreshnessSetup };
+/**
+ * `freshness`: the group also measures write-to-visible latency after its rounds (bench/public.ts).
+ * `alternate`: every other round runs the targets in reverse (A B, B A, ...), so neither pays for
+ * always going second.
+ */
+export type Group = { name: string; targets: Target[]; freshness?: FreshnessSetup; alternate?: boolean };
 
 /** A goal from the issue, checked against medians of per-round figures. */
 export type Goal = {
@@ -332,4 +336,43 @@ async function firstIdBefore(url: URL, headers: Record<string, string>): Promise
   const first = page.results[0];
   if (!first) throw new Error(`${url.pathname}${url.search}: empty page`);
   return first.id - 1;
+}
+
+/** What the shards group requires of three shards against one database: req/s B ÷ A, per scenario. */
+export const SHARDS_GOAL = 0.95;
+
+/**
+ * The shards group (docs/scaling.md): every scenario of the service (not the baselines) from
+ * `single`, the Worker on one database, each in a group of its own with the same scenario from
+ * `sharded`, the same Worker with three shards whose seeded accounts live on a shard other than
+ * the directory. Both stacks are seeded alike.
+ */
+export function shardGroups(
+  single: { rt: Runtime; groups: Group[] },
+  sharded: { rt: Runtime; groups: Group[] },
+): Group[] {
+  const service = ({ rt, groups }: { rt: Runtime; groups: Group[] }) => {
+    const targets = new Map<string, Target>();
+    for (const target of groups.flatMap((g) => g.targets)) {
+      // Not the public miss: /v3.0 now refuses its cache buster `_` as an unknown query parameter (400).
+      const service = new URL(target.request.url).origin === rt.api.origin && !target.request.uniqueIds;
+      if (service) targets.set(target.key, target);
+    }
+    return targets;
+  };
+  const three = service(sharded);
+  return [...service(single).values()].map((one) => {
+    const other = three.get(one.key);
+    if (!other) throw new Error(`the sharded stack has no ${one.key} scenario`);
+    const { versus: _, ...a } = one;
+    const { versus: __, ...b } = other;
+    return {
+      name: "shards",
+      alternate: true,
+      targets: [
+        { ...a, label: `${one.label}, one database` },
+        { ...b, key: `${one.key}-shards`, label: `${one.label}, three shards` },
+      ],
+    };
+  });
 }

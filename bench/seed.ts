@@ -90,15 +90,30 @@ const EVENTS = `
     '["bench"]'
   FROM pinpoints WHERE account_id = ?1 AND id % 97 = 1 ORDER BY id LIMIT ?2`;
 
+/**
+ * Where seeded accounts live with several shards (docs/scaling.md): the directory `db` names `shard`,
+ * whose database `content` gets their content, and every shard but the directory holds the account
+ * row (`shards`, `content` among them), as the registration tool writes it.
+ */
+export type Placement = { shard: string; content: D1; shards: D1[] };
+
 /** An account and a client of it with a known secret (hashed as the service does) and both scopes. */
 export async function createAccount(
   db: D1,
   name: string,
+  placement?: Placement,
 ): Promise<{ accountId: number; client: { id: string; secret: string } }> {
-  const accountId = (await db
-    .prepare("INSERT INTO accounts (name) VALUES (?) RETURNING id")
-    .bind(name)
-    .first<{ id: number }>())!.id;
+  const account = (await db
+    .prepare("INSERT INTO accounts (name, shard) VALUES (?, ?) RETURNING id, created_at")
+    .bind(name, placement?.shard ?? "DB")
+    .first<{ id: number; created_at: number }>())!;
+  const accountId = account.id;
+  for (const shard of placement?.shards ?? []) {
+    await shard
+      .prepare("INSERT INTO accounts (id, name, created_at, shard) VALUES (?, ?, ?, ?)")
+      .bind(accountId, name, account.created_at, placement!.shard)
+      .run();
+  }
   const secret = generateClientSecret();
   const id = generateClientId();
   await db
@@ -108,19 +123,23 @@ export async function createAccount(
   return { accountId, client: { id, secret } };
 }
 
-/** Seeds two accounts with a client each, 100,000 + a few thousand pinpoints, two lists and 1,000 events. */
-export async function seed(db: D1): Promise<Seeded> {
+/**
+ * Seeds two accounts with a client each, 100,000 + a few thousand pinpoints, two lists and 1,000 events:
+ * all in `directory`, or the content on a shard of `placement`.
+ */
+export async function seed(directory: D1, placement?: Placement): Promise<Seeded> {
   const started = performance.now();
-  const { accountId: accountA, client } = await createAccount(db, "bench-a");
-  const { accountId: accountB, client: clientB } = await createAccount(db, "bench-b");
+  const { accountId: accountA, client } = await createAccount(directory, "bench-a", placement);
+  const { accountId: accountB, client: clientB } = await createAccount(directory, "bench-b", placement);
+  const db = placement?.content ?? directory;
 
   // Total rows such that exactly SCALE.pinpointsA belong to A.
   const total = Math.floor((SCALE.pinpointsA * SCALE.bEvery) / (SCALE.bEvery - 1));
-  // In chunks: at load averages of 6 to 8 on this 2-core machine, workerd dropped the connection
-  // during one statement of 104,000 rows, again and again. The rows are the same either way.
-  for (let start = 1; start <= total; start += SEED_CHUNK) {
-    const end = Math.min(start + SEED_CHUNK - 1, total);
-    await db.prepare(PINPOINTS).bind(end, accountA, accountB, SCALE.bEvery, start).run();
+  // In statements of SEED_CHUNK rows: on a busy machine workerd closed the connection of a local D1
+  // call that wrote all of them at once (their triggers fill the search indexes and tile cells).
+  for (let from = 1; from <= total; from += SEED_CHUNK) {
+    const to = Math.min(total, from + SEED_CHUNK - 1);
+    await db.prepare(PINPOINTS).bind(to, accountA, accountB, SCALE.bEvery, from).run();
   }
 
   const list = async (name: string) =>

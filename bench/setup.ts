@@ -1,7 +1,8 @@
 /** The seeded stack every measurement starts from: bundle, runtime, data and an access token. */
 import { join } from "node:path";
 import { buildBundle, startRuntime, type Bundle, type Runtime } from "./runtime.ts";
-import { migrate, seed, type Seeded } from "./seed.ts";
+import { claimRangeSql, ID_RANGE } from "../src/db/shard-plan.ts";
+import { migrate, seed, type D1, type Seeded } from "./seed.ts";
 
 export type Stack = { bundle: Bundle; rt: Runtime; seeded: Seeded; token: string; readyMs: number };
 
@@ -21,11 +22,13 @@ export async function tokenFor(api: URL, client: { id: string; secret: string })
 
 /**
  * Starts the Worker and the baselines on fresh state under `dir`, seeds it, and gets a token for account A.
- * `publicMaps`: with what the public group measures too (bench/runtime.ts).
+ * `publicMaps`: with what the public group measures too (bench/runtime.ts). `shards`: D1 bindings
+ * besides the directory DB, each migrated and allocating ids from a range of its own as
+ * `npm run accounts -- add-shard` sets one up; the seeded accounts live on the first of them.
  */
 export async function startStack(
   dir: string,
-  options: { bundle?: Bundle; inspectorPort?: number; minify?: boolean; publicMaps?: boolean } = {},
+  options: { bundle?: Bundle; inspectorPort?: number; minify?: boolean; publicMaps?: boolean; shards?: string[] } = {},
 ): Promise<Stack> {
   const bundle = options.bundle ?? buildBundle(join(dir, "bundle"), { minify: options.minify });
   const t0 = performance.now();
@@ -34,12 +37,24 @@ export async function startStack(
     baselines: true,
     publicMaps: options.publicMaps,
     inspectorPort: options.inspectorPort,
+    shards: options.shards,
   });
   const readyMs = performance.now() - t0;
   try {
-    const db = await rt.mf.getD1Database("DB", "api");
-    await migrate(db as never);
-    const seeded = await seed(db as never);
+    const db = (await rt.mf.getD1Database("DB", "api")) as unknown as D1;
+    await migrate(db);
+    const shards = options.shards ?? [];
+    const others: D1[] = [];
+    for (const [index, name] of shards.entries()) {
+      const shard = (await rt.mf.getD1Database(name, "api")) as unknown as D1;
+      await migrate(shard);
+      await shard.batch(claimRangeSql((index + 1) * ID_RANGE).map((sql) => shard.prepare(sql)));
+      others.push(shard);
+    }
+    const seeded = await seed(
+      db,
+      shards.length > 0 ? { shard: shards[0]!, content: others[0]!, shards: others } : undefined,
+    );
     return { bundle, rt, seeded, token: await tokenFor(rt.api, seeded.client), readyMs };
   } catch (error) {
     await rt.dispose();

@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets.ts";
-import { buildBundle, startRuntime, workerdChild, type Runtime } from "./runtime.ts";
+import { buildBundle, startRuntime, workerdChildren, type Runtime } from "./runtime.ts";
 import { fakePng } from "./scenarios.ts";
 import { resultPath } from "./results-dir.ts";
 import { migrate } from "./seed.ts";
@@ -55,8 +55,7 @@ async function cleanup(): Promise<void> {
   rmSync(dir, { recursive: true, force: true });
 }
 process.on("exit", () => {
-  const pid = workerdChild();
-  if (pid !== null) process.kill(pid, "SIGKILL");
+  for (const pid of workerdChildren()) process.kill(pid, "SIGKILL");
   rmSync(dir, { recursive: true, force: true });
 });
 for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"] as const) {
