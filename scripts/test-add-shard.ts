@@ -1,0 +1,169 @@
+/**
+ * Adding a shard, as docs/operations.md "Shards" tells an operator to, run
+ * locally (`npm run test:cli`): a copy of the project whose wrangler.toml gets
+ * a second database, the steps of the guide with the project's own commands,
+ * and the service answering from both databases before and after an account
+ * moves between them with `npm run accounts -- move`. The copy keeps the working tree's wrangler.toml as it is.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, test } from "node:test";
+import { ID_RANGE } from "../src/db/shard-plan.ts";
+import { ROOT } from "./lib/wrangler.ts";
+
+const copy = mkdtempSync(join(tmpdir(), "poi-add-shard-"));
+after(() => rmSync(copy, { recursive: true, force: true }));
+const state = join(copy, "state");
+
+for (const entry of ["src", "scripts", "migrations", "public", "package.json", "tsconfig.json", "wrangler.toml"]) {
+  cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
+}
+symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
+writeFileSync(join(copy, ".dev.vars"), `TOKEN_SIGNING_KEY=${"k".repeat(48)}\n`);
+
+/** Runs one of the copy's scripts (or wrangler) the way `npm run` would, and returns its standard output. */
+function run(args: string[], timeout = 120_000): string {
+  const result = spawnSync(process.execPath, args, {
+    cwd: copy,
+    encoding: "utf8",
+    timeout,
+    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
+  });
+  assert.equal(result.status, 0, `${args.join(" ")}:\n${result.stdout}\n${result.stderr}`);
+  return result.stdout;
+}
+const wrangler = (...args: string[]) => run(["node_modules/wrangler/bin/wrangler.js", ...args]);
+const persist = ["--persist-to", state];
+
+type Client = { client_id: string; client_secret: string };
+const createClient = (account: string, ...more: string[]) => {
+  const { client_id, client_secret } = JSON.parse(
+    run(["scripts/clients.ts", "create", "--account", account, "--json", ...persist, ...more]),
+  ) as Client;
+  return { client_id, client_secret };
+};
+
+/** The copy's service under wrangler dev while `body` runs: a client's token and a request function. */
+async function serving(body: (as: (client: Client) => Promise<Api>) => Promise<void>): Promise<void> {
+  const { startDevServer } = (await import(
+    join(copy, "scripts/lib/dev-server.ts")
+  )) as typeof import("./lib/dev-server.ts");
+  const server = await startDevServer(["--local", ...persist, "--env-file", ".dev.vars"]);
+  try {
+    await body(async (client) => {
+      const response = await fetch(`${server.base}/v3.0/oauth2/token`, {
+        method: "POST",
+        headers: { "Content-Type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ grant_type: "client_credentials", ...client }),
+      });
+      assert.equal(response.status, 200, await response.clone().text());
+      const { access_token } = (await response.json()) as { access_token: string };
+      return (method, path, payload) =>
+        fetch(`${server.base}${path}`, {
+          method,
+          headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json" },
+          body: payload === undefined ? undefined : JSON.stringify(payload),
+        });
+    });
+  } catch (error) {
+    throw new Error(`${String(error)}\nwrangler dev said:\n${server.output()}`, { cause: error });
+  } finally {
+    await server.stop();
+  }
+}
+type Api = (method: string, path: string, payload?: unknown) => Promise<Response>;
+
+async function createPlaces(api: Api, names: string[]): Promise<number[]> {
+  const ids: number[] = [];
+  for (const name of names) {
+    const response = await api("POST", "/v3.0/pinpoints", { name, latitude: 48.85, longitude: 2.35 });
+    assert.equal(response.status, 201, await response.clone().text());
+    ids.push(((await response.json()) as { id: number }).id);
+  }
+  return ids;
+}
+
+async function names(api: Api, ids: number[]): Promise<string[]> {
+  const found: string[] = [];
+  for (const id of ids) {
+    const response = await api("GET", `/v3.0/pinpoints/${id}`);
+    assert.equal(response.status, 200, `${id}: ${await response.clone().text()}`);
+    found.push(((await response.json()) as { name: string }).name);
+  }
+  return found;
+}
+
+const placesOn = (binding: string, account: string) =>
+  (
+    JSON.parse(
+      wrangler(
+        "d1",
+        "execute",
+        binding,
+        "--local",
+        ...persist,
+        "--json",
+        "--command",
+        `SELECT count(*) AS n FROM pinpoints WHERE account_id = (SELECT id FROM accounts WHERE name = '${account}')`,
+      ),
+    ) as { results: { n: number }[] }[]
+  )[0]!.results[0]!.n;
+
+test("an operator adds a shard, places a new account on it and moves an old one there", async () => {
+  // Before: one database, as npm start runs it.
+  wrangler("d1", "migrations", "apply", "DB", "--local", ...persist);
+  const early = createClient("early");
+  let earlyPlaces: number[] = [];
+  await serving(async (as) => {
+    earlyPlaces = await createPlaces(await as(early), ["Louvre", "Orsay", "Pompidou"]);
+  });
+
+  // Steps 2 to 4 of the guide (step 1, `wrangler d1 create`, is implicit for a local database).
+  const toml = join(copy, "wrangler.toml");
+  writeFileSync(
+    toml,
+    readFileSync(toml, "utf8").replace('SHARDS = "DB"', 'SHARDS = "DB,SHARD_1"') +
+      '\n[[d1_databases]]\nbinding = "SHARD_1"\ndatabase_name = "poi-content-shard-1"\n' +
+      'database_id = "00000000-0000-0000-0000-000000000001"\nmigrations_dir = "migrations"\n',
+  );
+  assert.match(readFileSync(toml, "utf8"), /SHARDS = "DB,SHARD_1"/);
+  wrangler("d1", "migrations", "apply", "SHARD_1", "--local", ...persist);
+  assert.match(run(["scripts/accounts.ts", "init", ...persist]), /SHARD_1: allocates ids from \d+/);
+  // Step 5: a new account on the new shard, named; its ids come from the shard's own range.
+  const late = createClient("late", "--shard", "SHARD_1");
+  await serving(async (as) => {
+    const lateApi = await as(late);
+    const latePlaces = await createPlaces(lateApi, ["Tate", "Barbican"]);
+    assert.ok(
+      latePlaces.every((id) => id >= ID_RANGE),
+      `ids ${latePlaces} from SHARD_1's range`,
+    );
+    assert.deepEqual(await names(await as(early), earlyPlaces), ["Louvre", "Orsay", "Pompidou"]);
+    // Another account's id is a 403 across shards, as on one database.
+    assert.equal((await lateApi("GET", `/v3.0/pinpoints/${earlyPlaces[0]}`)).status, 403);
+  });
+  assert.equal(placesOn("SHARD_1", "late"), 2);
+  assert.equal(placesOn("DB", "late"), 0);
+
+  // Moving the early account to the new shard (under load and while serving: test/shards.test.ts and
+  // bench/move.ts; here, the command an operator runs).
+  const report = JSON.parse(
+    run(["scripts/accounts.ts", "move", "early", "--to", "SHARD_1", ...persist], 900_000)
+      .trim()
+      .split("\n")
+      .at(-1)!,
+  ) as { from: string; to: string; purged: boolean };
+  assert.deepEqual(report, { ...report, from: "DB", to: "SHARD_1", purged: true });
+  await serving(async (as) => {
+    const earlyApi = await as(early);
+    assert.deepEqual(await names(earlyApi, earlyPlaces), ["Louvre", "Orsay", "Pompidou"]);
+    const [added] = await createPlaces(earlyApi, ["Rodin"]);
+    assert.ok(added! >= ID_RANGE);
+  });
+  assert.equal(placesOn("SHARD_1", "early"), 4);
+  assert.equal(placesOn("DB", "early"), 0);
+  assert.match(run(["scripts/accounts.ts", "list", ...persist]), /\tearly\tSHARD_1\n[\s\S]*\tlate\tSHARD_1\n/);
+});
