@@ -354,8 +354,7 @@ export function shardGroups(
   const service = ({ rt, groups }: { rt: Runtime; groups: Group[] }) => {
     const targets = new Map<string, Target>();
     for (const target of groups.flatMap((g) => g.targets)) {
-      // Not the public miss: /v3.0 now refuses its cache buster `_` as an unknown query parameter (400).
-      const service = new URL(target.request.url).origin === rt.api.origin && !target.request.uniqueIds;
+      const service = new URL(target.request.url).origin === rt.api.origin;
       if (service) targets.set(target.key, target);
     }
     return targets;

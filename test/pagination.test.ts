@@ -196,6 +196,11 @@ describe("limit", () => {
     expect(await sizes("?limit=4&format=json")).toBe(4);
     await expectBadRequest(a, "/v3.0/lists?format=json", "validation_failed");
     expect((await call(`/v3.0/lists?limit=1&access_token=${a.token}`)).status).toBe(200);
+    // A browser library's cache buster is ignored everywhere, and links do not carry it on.
+    const busted = await page(a, "/v3.0/pinpoints?limit=2&_=1764115200000");
+    expect(busted.results).toHaveLength(2);
+    expect(busted.next).not.toContain("_=");
+    expect((await a.get("/ogc/collections/pinpoints/items?limit=1&_=1")).status).toBe(200);
   });
 
   it("applies to lists and list filters too", async () => {

@@ -19,6 +19,12 @@ import { marksOf } from "./route-metadata";
  */
 export const ALWAYS_ACCEPTED = ["access_token", "key"] as const;
 
+/**
+ * Accepted on every route and ignored: the cache buster browsers' HTTP libraries add
+ * (`_=<timestamp>`: jQuery's `cache: false`), so a page using one is not refused.
+ */
+export const IGNORED = "_";
+
 /** The credentials this request carries in its query, which the links of its answer carry on. */
 export function queryCredentials(c: Context): [name: string, value: string][] {
   return ALWAYS_ACCEPTED.flatMap((name) => {
@@ -29,7 +35,7 @@ export function queryCredentials(c: Context): [name: string, value: string][] {
 
 /** The query parameters the matched route's validators name, or null when no documented route matched. */
 function knownParameters(c: Context): Set<string> | null {
-  const known = new Set<string>(ALWAYS_ACCEPTED);
+  const known = new Set<string>([...ALWAYS_ACCEPTED, IGNORED]);
   let documented = false;
   for (const route of matchedRoutes(c)) {
     const { validation, operation } = marksOf(route.handler);

@@ -11,7 +11,7 @@ import type { AppEnv } from "../core/env";
 import { ApiError, type FieldError } from "../core/problem";
 import { BBOX_SCHEMA, bboxParam } from "../fields/search-params";
 import { MAX_LIMIT } from "../http/pagination";
-import { ALWAYS_ACCEPTED } from "../http/query-parameters";
+import { ALWAYS_ACCEPTED, IGNORED } from "../http/query-parameters";
 
 export const OGC_DEFAULT_LIMIT = 100;
 
@@ -109,7 +109,7 @@ export const ogcFormat = (...formats: [string, ...string[]]) =>
 /** 400 for any query parameter `schema` does not name, one entry per parameter. */
 export const knownParameters = (schema: z.ZodObject) =>
   createMiddleware<AppEnv>(async function knownParameters(c, next) {
-    const known = new Set([...Object.keys(schema.shape), ...ALWAYS_ACCEPTED]);
+    const known = new Set([...Object.keys(schema.shape), ...ALWAYS_ACCEPTED, IGNORED]);
     const errors: FieldError[] = Object.keys(c.req.queries())
       .filter((name) => !known.has(name))
       .map((parameter) => ({ parameter, detail: "is not a parameter of this operation" }));
