@@ -313,6 +313,21 @@ describe("webhook targets (SSRF)", () => {
 });
 
 describe("delivery", () => {
+  it("retries a message alone when its account's writes are paused by a move, then delivers", async () => {
+    const who = await caller();
+    const hook = await createWebhook(who);
+    const place = await createPinpoint(who);
+    const db = await contentDb(who.accountId);
+    await db.prepare("INSERT INTO account_fences (account_id, state) VALUES (?, 'paused')").bind(who.accountId).run();
+    const paused = await deliver(hook.id);
+    expect(paused.retryMessages).toHaveLength(1);
+    expect(paused.explicitAcks).toEqual([]);
+    expect(await received(hook.name)).toEqual([]);
+    await db.prepare("DELETE FROM account_fences WHERE account_id = ?").bind(who.accountId).run();
+    expect((await deliver(hook.id)).retryMessages).toEqual([]);
+    expect((await verified(hook.name, hook.secret)).map((p) => p.data.id)).toEqual([place.id]);
+  });
+
   it("delivers every acknowledged write, signed, in commit order per object, with its state", async () => {
     const hook = await createWebhook(a);
     const created = await Promise.all(Array.from({ length: 30 }, (_, i) => createPinpoint(a, { name: `P${i}` })));

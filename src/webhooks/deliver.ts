@@ -432,10 +432,19 @@ export async function handleWebhookBatch(
       continue;
     }
     seen.add(id);
-    const { retryInSeconds } = await asAccount(env, account, waitUntil, (accountEnv) =>
-      deliverWebhook(accountEnv, objectsJson, id),
-    );
-    if (retryInSeconds === null) message.ack();
-    else message.retry({ delaySeconds: retryInSeconds });
+    try {
+      const { retryInSeconds } = await asAccount(env, account, waitUntil, (accountEnv) =>
+        deliverWebhook(accountEnv, objectsJson, id),
+      );
+      if (retryInSeconds === null) message.ack();
+      else message.retry({ delaySeconds: retryInSeconds });
+    } catch (error) {
+      // This message alone, once a lease it may hold has run out (the account paused by a move, a
+      // database error): the batch's other webhooks are not sent again.
+      console.error(
+        JSON.stringify({ level: "error", message: "webhook delivery failed", webhook: id, error: String(error) }),
+      );
+      message.retry({ delaySeconds: Math.ceil(LEASE_MS / 1000) });
+    }
   }
 }
