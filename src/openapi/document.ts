@@ -378,10 +378,11 @@ function headOf(get: Operation, { summary, description, except = [] }: NonNullab
   };
 }
 
-function describeOperation(
+/** The operation's parameters: its path's, then what its validators take from the query, path and headers. */
+function describeParameters(
   writer: SchemaWriter,
-  { method, path, params, validations, secured, spec }: OperationInput,
-): Operation {
+  { params, validations, spec }: OperationInput,
+): Record<string, unknown>[] {
   const parameters: Record<string, unknown>[] = params.map(({ name, pattern }) => ({
     name,
     in: "path",
@@ -412,7 +413,11 @@ function describeOperation(
       else parameters.push(parameter);
     }
   }
+  return parameters;
+}
 
+/** The request body: the validated one's media types, and any the operation adds. */
+function describeRequestBody(writer: SchemaWriter, { validations, spec }: OperationInput) {
   const bodyValidation = validations.find((v) => v.target === "json" || v.target === "form");
   const validatedTypes = !bodyValidation
     ? []
@@ -434,7 +439,15 @@ function describeOperation(
       }),
     ),
   };
+  return { requestBody, mediaTypes };
+}
 
+/** Its own responses, then the problems every operation of its kind may answer. */
+function describeResponses(
+  writer: SchemaWriter,
+  { params, validations, secured, spec }: OperationInput,
+  mediaTypes: string[],
+): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
   for (const [status, given] of Object.entries(spec?.responses ?? { 200: {} })) {
     const response: ResponseSpec = given instanceof z.ZodType ? { schema: given } : given;
@@ -478,7 +491,14 @@ function describeOperation(
     const description = status === 413 ? { description: tooLargeDescription(spec) } : {};
     responses[status] ??= { $ref: `#/components/responses/Problem${status}`, ...description };
   }
+  return responses;
+}
 
+function describeOperation(writer: SchemaWriter, input: OperationInput): Operation {
+  const { method, path, secured, spec } = input;
+  const parameters = describeParameters(writer, input);
+  const { requestBody, mediaTypes } = describeRequestBody(writer, input);
+  const responses = describeResponses(writer, input, mediaTypes);
   return {
     tags: spec?.tags ?? [defaultTag(path)],
     summary: spec?.summary ?? `${method} ${path}`,
