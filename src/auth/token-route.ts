@@ -5,7 +5,7 @@
  * client fields of the form.
  */
 import { and, eq, isNull, sql } from "drizzle-orm";
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import * as z from "zod";
 import { clock } from "../core/clock";
 import { secretMatches } from "../core/crypto";
@@ -84,71 +84,83 @@ const issueToken = operation({
   errors: [429],
 });
 
+type TokenRequest = { clientId: string; clientSecret: string; scope: string | null };
+
+/** The form and the Authorization header as RFC 6749 §4.4 reads them, or the error answer for what is wrong. */
+async function readTokenRequest(c: Context<AppEnv>): Promise<TokenRequest | Response> {
+  let form: URLSearchParams | FormData | null;
+  try {
+    form = await readForm(c.req.raw);
+  } catch {
+    return oauthError("invalid_request", "The request body could not be read as a form.");
+  }
+  if (!form) {
+    return oauthError(
+      "invalid_request",
+      "Send the parameters as application/x-www-form-urlencoded or multipart/form-data.",
+    );
+  }
+  const fields = Object.fromEntries(FIELDS.map((name) => [name, field(form, name)])) as Record<
+    (typeof FIELDS)[number],
+    string | null | undefined
+  >;
+  for (const [name, value] of Object.entries(fields)) {
+    if (value === undefined) return oauthError("invalid_request", `The ${name} parameter must be sent once, as text.`);
+  }
+
+  const basic = parseBasicAuthorization(c.req.header("Authorization"));
+  if (basic.kind === "malformed")
+    return oauthError("invalid_request", "The Authorization header is not valid Basic credentials.");
+  if (basic.kind === "credentials" && fields.client_secret !== null) {
+    return oauthError("invalid_request", "Authenticate with the Authorization header or with client_secret, not both.");
+  }
+  if (basic.kind === "credentials" && fields.client_id !== null && fields.client_id !== basic.clientId) {
+    return oauthError("invalid_request", "The client_id parameter does not match the Authorization header.");
+  }
+  if (fields.grant_type === null) return oauthError("invalid_request", "The grant_type parameter is required.");
+  if (fields.grant_type !== "client_credentials") {
+    return oauthError("unsupported_grant_type", "Only the client_credentials grant is supported.");
+  }
+
+  const clientId = basic.kind === "credentials" ? basic.clientId : fields.client_id;
+  const clientSecret = basic.kind === "credentials" ? basic.clientSecret : fields.client_secret;
+  if (!clientId || !clientSecret) {
+    return oauthError(
+      "invalid_client",
+      "Client authentication is required (HTTP Basic or client_id and client_secret).",
+    );
+  }
+  return { clientId, clientSecret, scope: fields.scope ?? null };
+}
+
+/**
+ * The scope granted: the one asked for, or every scope of the client when none was, in canonical order
+ * (so "write read" and "read write" yield the same string); the error answer when the client may not have it.
+ */
+function grantedScope(allowedScopes: string, asked: string | null): string | Response {
+  const allowed = allowedScopes.split(" ");
+  const requested = asked ? asked.split(" ").filter(Boolean) : allowed;
+  const denied = requested.filter((s) => !allowed.includes(s));
+  if (denied.length > 0 || requested.length === 0) {
+    return oauthError("invalid_scope", `The client may not request: ${denied.join(" ") || "(empty scope)"}.`);
+  }
+  return SCOPES.filter((s) => requested.includes(s)).join(" ");
+}
+
 export const tokenRoutes = new Hono<AppEnv>().use(tokenRatePolicy()).post(
   "/",
   ...issueToken(async (c) => {
-    let form: URLSearchParams | FormData | null;
-    try {
-      form = await readForm(c.req.raw);
-    } catch {
-      return oauthError("invalid_request", "The request body could not be read as a form.");
-    }
-    if (!form) {
-      return oauthError(
-        "invalid_request",
-        "Send the parameters as application/x-www-form-urlencoded or multipart/form-data.",
-      );
-    }
-    const fields = Object.fromEntries(FIELDS.map((name) => [name, field(form, name)])) as Record<
-      (typeof FIELDS)[number],
-      string | null | undefined
-    >;
-    for (const [name, value] of Object.entries(fields)) {
-      if (value === undefined)
-        return oauthError("invalid_request", `The ${name} parameter must be sent once, as text.`);
-    }
-
-    const basic = parseBasicAuthorization(c.req.header("Authorization"));
-    if (basic.kind === "malformed")
-      return oauthError("invalid_request", "The Authorization header is not valid Basic credentials.");
-    if (basic.kind === "credentials" && fields.client_secret !== null) {
-      return oauthError(
-        "invalid_request",
-        "Authenticate with the Authorization header or with client_secret, not both.",
-      );
-    }
-    if (basic.kind === "credentials" && fields.client_id !== null && fields.client_id !== basic.clientId) {
-      return oauthError("invalid_request", "The client_id parameter does not match the Authorization header.");
-    }
-    if (fields.grant_type === null) return oauthError("invalid_request", "The grant_type parameter is required.");
-    if (fields.grant_type !== "client_credentials") {
-      return oauthError("unsupported_grant_type", "Only the client_credentials grant is supported.");
-    }
-
-    const clientId = basic.kind === "credentials" ? basic.clientId : fields.client_id;
-    const clientSecret = basic.kind === "credentials" ? basic.clientSecret : fields.client_secret;
-    if (!clientId || !clientSecret) {
-      return oauthError(
-        "invalid_client",
-        "Client authentication is required (HTTP Basic or client_id and client_secret).",
-      );
-    }
+    const request = await readTokenRequest(c);
+    if (request instanceof Response) return request;
     // Before the secret is checked, per address: what slows guessing it, without letting anyone who
     // knows the client id use up the client's own allowance.
     await limitTokenAttempt(c);
-    const client = await activeClient(c.env.DB).get({ clientId });
-    if (!(await secretMatches(clientSecret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
+    const client = await activeClient(c.env.DB).get({ clientId: request.clientId });
+    if (!(await secretMatches(request.clientSecret, client?.secret_hash ?? UNKNOWN_CLIENT_HASH)) || !client) {
       return oauthError("invalid_client", "Client authentication failed.");
     }
-
-    const allowed = client.scope.split(" ");
-    const requested = fields.scope ? fields.scope.split(" ").filter(Boolean) : allowed;
-    const denied = requested.filter((s) => !allowed.includes(s));
-    if (denied.length > 0 || requested.length === 0) {
-      return oauthError("invalid_scope", `The client may not request: ${denied.join(" ") || "(empty scope)"}.`);
-    }
-    // Canonical order, so "write read" and "read write" yield the same scope string.
-    const scope = SCOPES.filter((s) => requested.includes(s)).join(" ");
+    const scope = grantedScope(client.scope, request.scope);
+    if (scope instanceof Response) return scope;
 
     // Only tokens actually issued count against the client: failures of others never refuse its secret.
     await limitIssuedToken(c, client.id);
