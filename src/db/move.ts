@@ -122,6 +122,28 @@ function insertMissing(table: string, key: readonly string[], rows: Row[]): Stat
   );
 }
 
+/**
+ * Copies what `page(after)` selects of the source (a keyset page of at most `batchRows`, after the last
+ * key `keyOf` gave) with `apply`, page after page, until a short one (see the file's header); returns
+ * the last key copied, or `after` when there was nothing.
+ */
+async function copyPages<K>(
+  source: Batch,
+  batchRows: number,
+  after: K,
+  page: (after: K) => Statement,
+  keyOf: (row: Row) => K,
+  apply: (rows: Row[]) => Promise<unknown>,
+): Promise<K> {
+  for (;;) {
+    const [rows] = (await source([page(after)])) as [Row[]];
+    if (rows.length === 0) return after;
+    await apply(rows);
+    after = keyOf(rows.at(-1)!);
+    if (rows.length < batchRows) return after;
+  }
+}
+
 const fenceAs = (account: number, state: string, until: number | null) =>
   q(
     `INSERT INTO account_fences (account_id, state, until) VALUES (?, ?, ?)
@@ -190,19 +212,20 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
   let head = await changeHead(source, account);
   let copied = 0;
   for (const { table, key } of OWNED) {
-    let after = 0;
-    for (;;) {
-      stop();
-      const [rows] = (await source([
+    await copyPages(
+      source,
+      batchRows,
+      0,
+      (after) =>
         q(`SELECT * FROM "${table}" WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, account, after, batchRows),
-      ])) as [Row[]];
-      if (rows.length === 0) break;
-      await onTarget([insertMissing(table, key, rows)]);
-      if (table === "lists") await copyMemberships(source, onTarget, rows, batchRows);
-      copied += rows.length;
-      after = Number(rows.at(-1)!.id);
-      if (rows.length < batchRows) break;
-    }
+      (row) => Number(row.id),
+      async (rows) => {
+        stop();
+        await onTarget([insertMissing(table, key, rows)]);
+        if (table === "lists") await copyMemberships(source, onTarget, rows, batchRows);
+        copied += rows.length;
+      },
+    );
   }
   await copyIdempotency(source, onTarget, account, batchRows);
   await copyWebhooks(source, onTarget, account, batchRows);
@@ -277,21 +300,20 @@ async function changeHead(shard: Batch, account: number): Promise<number> {
 async function copyMemberships(source: Batch, write: Batch, lists: Row[], batchRows: number): Promise<void> {
   for (const list of lists) {
     await write([q("DELETE FROM list_pinpoints WHERE list_id = ?", list.id)]);
-    let after = 0;
-    for (;;) {
-      const [rows] = (await source([
+    await copyPages(
+      source,
+      batchRows,
+      0,
+      (after) =>
         q(
           "SELECT * FROM list_pinpoints WHERE list_id = ? AND pinpoint_id > ? ORDER BY pinpoint_id LIMIT ?",
           list.id,
           after,
           batchRows,
         ),
-      ])) as [Row[]];
-      if (rows.length === 0) break;
-      await write([insertMissing("list_pinpoints", ["list_id", "pinpoint_id"], rows)]);
-      after = Number(rows.at(-1)!.pinpoint_id);
-      if (rows.length < batchRows) break;
-    }
+      (row) => Number(row.pinpoint_id),
+      (rows) => write([insertMissing("list_pinpoints", ["list_id", "pinpoint_id"], rows)]),
+    );
   }
   const [versions] = (await source([
     q(
@@ -306,21 +328,20 @@ async function copyMemberships(source: Batch, write: Batch, lists: Row[], batchR
 
 /** Idempotency records are in no change log: copied whole, before and during the pause. */
 async function copyIdempotency(source: Batch, write: Batch, account: number, batchRows: number): Promise<void> {
-  let after = "";
-  for (;;) {
-    const [rows] = (await source([
+  await copyPages(
+    source,
+    batchRows,
+    "",
+    (after) =>
       q(
         "SELECT * FROM idempotency_keys WHERE account_id = ? AND key > ? ORDER BY key LIMIT ?",
         account,
         after,
         batchRows,
       ),
-    ])) as [Row[]];
-    if (rows.length === 0) return;
-    await write(rows.flatMap((row) => upsert("idempotency_keys", ["account_id", "key"], row)));
-    after = String(rows.at(-1)!.key);
-    if (rows.length < batchRows) return;
-  }
+    (row) => String(row.key),
+    (rows) => write(rows.flatMap((row) => upsert("idempotency_keys", ["account_id", "key"], row))),
+  );
 }
 
 /**
@@ -345,21 +366,20 @@ async function copyWebhooks(source: Batch, write: Batch, account: number, batchR
     const [[last]] = (await write([
       q("SELECT coalesce(max(id), 0) AS id FROM webhook_deliveries WHERE webhook_id = ?", hook.id),
     ])) as [Row[]];
-    let after = Number(last!.id);
-    for (;;) {
-      const [rows] = (await source([
+    await copyPages(
+      source,
+      batchRows,
+      Number(last!.id),
+      (after) =>
         q(
           "SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND id > ? ORDER BY id LIMIT ?",
           hook.id,
           after,
           batchRows,
         ),
-      ])) as [Row[]];
-      if (rows.length === 0) break;
-      await write([insertMissing("webhook_deliveries", ["id"], rows)]);
-      after = Number(rows.at(-1)!.id);
-      if (rows.length < batchRows) break;
-    }
+      (row) => Number(row.id),
+      (rows) => write([insertMissing("webhook_deliveries", ["id"], rows)]),
+    );
   }
 }
 
@@ -375,15 +395,15 @@ async function copyOutbox(
   after: number,
   batchRows: number,
 ): Promise<number> {
-  for (;;) {
-    const [rows] = (await source([
-      q("SELECT * FROM webhook_outbox WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?", account, after, batchRows),
-    ])) as [Row[]];
-    if (rows.length === 0) return after;
-    await write([insertMissing("webhook_outbox", ["id"], rows)]);
-    after = Number(rows.at(-1)!.id);
-    if (rows.length < batchRows) return after;
-  }
+  return copyPages(
+    source,
+    batchRows,
+    after,
+    (from) =>
+      q("SELECT * FROM webhook_outbox WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?", account, from, batchRows),
+    (row) => Number(row.id),
+    (rows) => write([insertMissing("webhook_outbox", ["id"], rows)]),
+  );
 }
 
 /**
@@ -391,16 +411,15 @@ async function copyOutbox(
  * the copy under its own (larger) numbers; the source's numbers are what followers' cursors hold.
  */
 async function copyChanges(source: Batch, write: Batch, account: number, from: number, batchRows: number) {
-  let after = from;
-  for (;;) {
-    const [rows] = (await source([
+  await copyPages(
+    source,
+    batchRows,
+    from,
+    (after) =>
       q("SELECT * FROM changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?", account, after, batchRows),
-    ])) as [Row[]];
-    if (rows.length === 0) return;
-    await write(rows.flatMap((row) => upsert("changes", ["type", "object_id"], row)));
-    after = Number(rows.at(-1)!.seq);
-    if (rows.length < batchRows) return;
-  }
+    (row) => Number(row.seq),
+    (rows) => write(rows.flatMap((row) => upsert("changes", ["type", "object_id"], row))),
+  );
 }
 
 /** Applies the source's changes after `head` to the target; returns how many and the new head. */
