@@ -5,7 +5,7 @@
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
-import { expect } from "vitest";
+import { expect, inject } from "vitest";
 import { app } from "../src/app";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
 import { DIRECTORY, shardNames } from "../src/db/shard-plan";
@@ -279,4 +279,15 @@ export async function walkBothWays<T extends { id: number }>(who: Caller, path: 
   const last = forward[forward.length - 1]!.results;
   expect([...backward.flat(), ...last].map((r) => r.id)).toEqual(all.map((r) => r.id));
   return all;
+}
+
+/** What the test receiver (test/webhook-receiver.ts) got for one name: each request's headers and body. */
+export type Received = { headers: Record<string, string>; body: string };
+
+/** The URL of the test receiver that records deliveries under `name`. */
+export const receiverUrl = (name: string) => `http://127.0.0.1:${inject("receiverPort")}/hooks/${name}`;
+
+/** The requests the test receiver got under `name`, in arrival order. */
+export async function received(name: string): Promise<Received[]> {
+  return (await fetch(`http://127.0.0.1:${inject("receiverPort")}/received/${name}`)).json();
 }

@@ -5,11 +5,22 @@
  * that continues across the move.
  */
 import { env } from "cloudflare:workers";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { moveAccount, MoveError, type Batch } from "../src/db/move";
 import { DIRECTORY, ID_RANGE, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
-import { caller, contentDb, createAccount, createList, createPinpoint, json, shardOf, type Caller } from "./helpers";
+import {
+  caller,
+  contentDb,
+  createAccount,
+  createList,
+  createPinpoint,
+  json,
+  received,
+  receiverUrl,
+  shardOf,
+  type Caller,
+} from "./helpers";
 
 const SHARDS = shardNames(env.SHARDS);
 
@@ -109,10 +120,9 @@ describe("moving an account", () => {
     expect(event.status, await event.clone().text()).toBe(201);
     const cursor = (await json<{ cursor: string }>(await who.get("/v3.0/changes"))).cursor;
     // A webhook (to the test receiver, test/webhook-receiver.ts), delivering through the queue all along.
-    const receiver = `http://127.0.0.1:${inject("receiverPort")}`;
     const hookName = crypto.randomUUID();
     const created = await who.send("POST", "http://127.0.0.1:8787/v3.0/webhooks", {
-      url: `${receiver}/hooks/${hookName}`,
+      url: receiverUrl(hookName),
       events: ["pinpoint.created", "pinpoint.updated", "pinpoint.deleted"],
     });
     expect(created.status, await created.clone().text()).toBe(201);
@@ -232,8 +242,8 @@ describe("moving an account", () => {
     const delivered = new Set<number>();
     for (let i = 0; i < 300 && [...names.keys()].some((id) => !delivered.has(id)); i++) {
       await new Promise((resolve) => setTimeout(resolve, 100));
-      const received = await (await fetch(`${receiver}/received/${hookName}`)).json<{ body: string }[]>();
-      for (const { body } of received) delivered.add((JSON.parse(body) as { data: { id: number } }).data.id);
+      for (const { body } of await received(hookName))
+        delivered.add((JSON.parse(body) as { data: { id: number } }).data.id);
     }
     expect([...names.keys()].filter((id) => !delivered.has(id))).toEqual([]);
 

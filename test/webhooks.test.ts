@@ -16,7 +16,17 @@ import { clock } from "../src/core/clock";
 import worker from "../src/index";
 import { backoffSeconds, DEAD_LETTER_QUEUE, DISABLE_AFTER_MS } from "../src/webhooks/deliver";
 import { isNonPublicAddress } from "../src/webhooks/targets";
-import { caller, contentDb, createList, createPinpoint, databaseHolding, json, type Caller } from "./helpers";
+import {
+  caller,
+  contentDb,
+  createList,
+  createPinpoint,
+  databaseHolding,
+  json,
+  received,
+  receiverUrl,
+  type Caller,
+} from "./helpers";
 
 /** The API reached on a loopback origin, as under wrangler dev: WEBHOOKS_ALLOW_LOOPBACK applies there. */
 const LOCAL = "http://127.0.0.1:8787";
@@ -34,7 +44,6 @@ type Payload = {
     object: Record<string, unknown> | null;
   };
 };
-type Received = { headers: Record<string, string>; body: string };
 type WebhookJson = {
   id: number;
   url: string;
@@ -54,12 +63,6 @@ function advance(ms: number): void {
   const base = clock.now();
   const offset = base - Date.now() + ms;
   clock.now = () => Date.now() + offset;
-}
-
-const receiverUrl = (name: string) => `http://127.0.0.1:${inject("receiverPort")}/hooks/${name}`;
-
-async function received(name: string): Promise<Received[]> {
-  return (await fetch(`http://127.0.0.1:${inject("receiverPort")}/received/${name}`)).json();
 }
 
 async function setStatus(name: string, status: number): Promise<void> {
