@@ -5,6 +5,19 @@ import { unstable_readConfig } from "wrangler";
 const wrangler = unstable_readConfig({ config: "./wrangler.toml" });
 
 /**
+ * Small limits with a 10 s window (the binding's shorter one) for the tests of the limits themselves
+ * (test/helpers.ts `smallLimits`): bound beside wrangler.toml's [[ratelimits]] as `SMALL_<name>`, in
+ * namespaces of their own, so those tests send tens of requests, not thousands, and wait seconds, not a
+ * minute, for a fresh window.
+ */
+const SMALL_LIMITS: { name: string; variable: string; simple: { limit: number; period: 10 } }[] = [
+  { name: "CLIENT_LIMITER", variable: "RATE_LIMIT_CLIENT", simple: { limit: 20, period: 10 } },
+  { name: "PUBLIC_LIMITER", variable: "RATE_LIMIT_PUBLIC", simple: { limit: 10, period: 10 } },
+  { name: "TOKEN_LIMITER", variable: "RATE_LIMIT_TOKEN", simple: { limit: 8, period: 10 } },
+  { name: "TOKEN_ADDRESS_LIMITER", variable: "RATE_LIMIT_TOKEN_ADDRESS", simple: { limit: 5, period: 10 } },
+];
+
+/**
  * Tests run inside workerd with real (local) D1 and R2 bindings from wrangler.toml. With `shards`
  * (binding name → database name), the same suite runs with those databases as further shards
  * (vitest.shards.config.ts).
@@ -17,6 +30,9 @@ export function testConfig(shards: Record<string, string> = {}) {
         wrangler: { configPath: "./wrangler.toml" },
         miniflare: {
           ...(sharded ? { d1Databases: { DB: "poi-content", ...shards } } : {}),
+          ratelimits: Object.fromEntries(
+            SMALL_LIMITS.map(({ name, simple }, i) => [`SMALL_${name}`, { namespace_id: String(9001 + i), simple }]),
+          ),
           bindings: {
             ...(sharded ? { SHARDS: ["DB", ...Object.keys(shards)].join(",") } : {}),
             TOKEN_SIGNING_KEY: "test-signing-key-0123456789abcdef0123456789",
@@ -25,6 +41,7 @@ export function testConfig(shards: Record<string, string> = {}) {
             TEST_MIGRATIONS: await readD1Migrations("./migrations"),
             // The [[ratelimits]] bindings as configured, to check that [vars] states the same limits.
             TEST_RATE_LIMIT_BINDINGS: wrangler.ratelimits,
+            TEST_SMALL_LIMITS: SMALL_LIMITS,
             // The queue consumers as configured, to check the names the Worker's code relies on.
             TEST_QUEUE_CONSUMERS: wrangler.queues.consumers,
           },

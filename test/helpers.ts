@@ -48,6 +48,30 @@ export async function fetchWith(
   return response;
 }
 
+/**
+ * Bindings for `fetchWith` that put the small limiters vitest.config.ts binds in place of
+ * wrangler.toml's, and [vars] stating them as a deployment would: what the tests of the limits run on.
+ */
+export function smallLimits(): Record<string, unknown> {
+  const bound = env as unknown as Record<string, unknown>;
+  return Object.fromEntries(
+    env.TEST_SMALL_LIMITS.flatMap(({ name, variable, simple }) => [
+      [name, bound[`SMALL_${name}`]],
+      [variable, `${simple.limit}/${simple.period}`],
+    ]),
+  );
+}
+
+/**
+ * Miniflare's limiter counts in windows aligned to the clock (Date.now() / period). A test that must see
+ * one window from its first request to its last waits for a fresh one when less than `neededMs` are left.
+ */
+export async function windowWithRoom(neededMs: number, periodSeconds: number): Promise<void> {
+  const periodMs = periodSeconds * 1000;
+  const left = periodMs - (Date.now() % periodMs);
+  if (left < neededMs) await new Promise((resolve) => setTimeout(resolve, left + 50));
+}
+
 export type Problem = {
   type: string;
   title: string;
