@@ -7,7 +7,8 @@
  *   core/       clock, config, env types, problem codes, scopes, crypto
  *   db/         drizzle client and schema, keyset queries, owned rows and ownership checks
  *   fields/     field and query-parameter rules the resources share (zod), HTML sanitizing
- *   http/       route metadata, body rules, validation, cursors and pages, errors, middleware
+ *   http/       route metadata, body rules, validation, cursors and pages, errors; in middleware/, the
+ *               middleware, one file each (app.ts lists them in the order a request meets them)
  *   auth/       tokens, the bearer middleware, the token endpoint, the resource sub-app
  *   media/      uploads to R2, media URLs, the /media route, the sweep
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation

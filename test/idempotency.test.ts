@@ -6,7 +6,7 @@
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_TTL_MS } from "../src/http/idempotency";
+import { IDEMPOTENCY_TTL_MS } from "../src/http/middleware/idempotency";
 import worker from "../src/index";
 import { caller, createList, createPinpoint, json, type Caller } from "./helpers";
 import { mediaFile, sendDuringUpload } from "./media-fixtures";
