@@ -5,7 +5,8 @@
  * from itself. Type-only imports count: a type is a dependency too.
  *
  *   core/       clock, config, env types, problem codes, scopes, crypto
- *   db/         drizzle client and schema, keyset queries, owned rows and ownership checks
+ *   db/         drizzle client and schema, keyset queries, owned rows and ownership checks; in search/,
+ *               the search engine over the indexes only migrations define (R*Tree, FTS5, tile cells)
  *   fields/     field and query-parameter rules the resources share (zod), HTML sanitizing
  *   http/       route metadata, body rules, validation, cursors and pages, errors; in middleware/, the
  *               middleware, one file each (app.ts lists them in the order a request meets them)

@@ -21,7 +21,7 @@ import { ApiError } from "../core/problem";
 import { originAllowed } from "../core/publishable-keys";
 import { hashSecret } from "../core/secrets";
 import { currentBookmark, useAccount } from "../db/client";
-import { rawRows } from "../db/raw-rows";
+import { rawRows } from "../db/search/raw-rows";
 import { limitUnknownKey } from "../http/middleware/rate-limit";
 
 /** How long an isolate trusts what it read of a key, and when it starts reading it again. */

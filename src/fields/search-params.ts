@@ -4,9 +4,9 @@
  * one (`bbox=`) included, never a filter silently ignored.
  */
 import * as z from "zod";
-import type { BBox } from "../db/geo";
-import { HALF_CIRCUMFERENCE } from "../db/geo";
-import { MAX_QUERY_LENGTH, queryWords, textQuery } from "../db/text-search";
+import type { BBox } from "../db/search/geo";
+import { HALF_CIRCUMFERENCE } from "../db/search/geo";
+import { MAX_QUERY_LENGTH, queryWords, textQuery } from "../db/search/text-search";
 import { INSTANT, parseInstant } from "./instant";
 import { ID_SCHEMA, ID_TEXT } from "./schemas";
 

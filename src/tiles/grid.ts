@@ -1,13 +1,13 @@
 /**
- * Web mercator XYZ tiles over the quantized positions of src/db/tile-cells.ts:
+ * Web mercator XYZ tiles over the quantized positions of src/db/search/tile-cells.ts:
  * which tile and bin a place is in, where inside a tile (extent 4096) it is
  * drawn, and the ids of clusters. Positions are 32-bit integers, so a tile at
  * zoom z is their top z bits and a pixel the next 12: every place is in
  * exactly one tile at each zoom (the right and bottom edges belong to the
  * next tile), and it is drawn inside that tile's extent.
  */
-import type { BBox } from "../db/geo";
-import { MERCATOR_LIMIT, QUANTIZED_BITS } from "../db/tile-cells";
+import type { BBox } from "../db/search/geo";
+import { MERCATOR_LIMIT, QUANTIZED_BITS } from "../db/search/tile-cells";
 
 export type Tile = { z: number; x: number; y: number };
 

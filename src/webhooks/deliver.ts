@@ -27,7 +27,7 @@ import { clock } from "../core/clock";
 import { configFor } from "../core/config";
 import type { ChangeType, ObjectRows } from "../db/changes";
 import { asAccount } from "../db/client";
-import { rowMapper } from "../db/raw-rows";
+import { rowMapper } from "../db/search/raw-rows";
 import { webhooks, type Webhook, type WebhookOutboxRow } from "../db/schema";
 import { mediaUrlsOn, type MediaUrl } from "../media/url";
 import { subscribes, type EventType } from "./events";

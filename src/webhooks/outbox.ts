@@ -8,7 +8,7 @@
  */
 import { and, asc, eq, gt } from "drizzle-orm";
 import { database } from "../db/client";
-import { rowMapper } from "../db/raw-rows";
+import { rowMapper } from "../db/search/raw-rows";
 import { categories, events, lists, pinpoints, webhookOutbox, type WebhookOutboxRow } from "../db/schema";
 import type { ObjectRows } from "../db/changes";
 
