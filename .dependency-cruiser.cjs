@@ -13,7 +13,9 @@
  *   auth/       tokens, the bearer middleware, the token endpoint, the resource sub-app
  *   media/      uploads to R2, media URLs, the /media route, the sweep
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
- *   resources   pinpoints/, lists/, categories/, events/, changes/, keys/, webhooks/: one folder each, never
+ *   changes/    the change log's reads and its feed (GET /v3.0/changes); below the resources, since
+ *               webhooks/ delivers the same entries
+ *   resources   pinpoints/, lists/, categories/, events/, keys/, webhooks/: one folder each, never
  *               importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
  *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
@@ -27,7 +29,7 @@
  */
 
 /** Each layer: where it lives and which layers below it it may import. */
-const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys", "webhooks"];
+const RESOURCES = ["pinpoints", "lists", "categories", "events", "keys", "webhooks"];
 /** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
 const PORTABLE = [
   "core/secrets.ts",
@@ -47,9 +49,10 @@ const layers = {
   auth: { path: "^src/auth/", imports: ["core", "db", "fields", "http"] },
   media: { path: "^src/media/", imports: ["core", "db", "fields", "http"] },
   geojson: { path: "^src/geojson/", imports: ["core", "db", "fields", "http"] },
+  changes: { path: "^src/changes/", imports: ["core", "db", "fields", "http", "auth"] },
   resources: {
     path: `^src/(${RESOURCES.join("|")})/`,
-    imports: ["core", "db", "fields", "http", "auth", "media", "geojson"],
+    imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "changes"],
   },
   ogc: { path: "^src/ogc/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   tiles: { path: "^src/tiles/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },

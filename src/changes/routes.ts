@@ -17,7 +17,7 @@ import { resourceApp } from "../auth/resource-app";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { accountHeadSeq, readChanges, type ChangeType, type ObjectRows } from "../db/changes";
+import { accountHeadSeq, readChanges, type ChangeType, type ObjectRows } from "./store";
 import { decodeCursor, encodeCursor, isReadableFormCursor } from "../http/cursor";
 import { pageQuery } from "../http/pagination";
 import { operation } from "../http/route-metadata";

@@ -25,7 +25,7 @@
  */
 import { clock } from "../core/clock";
 import { configFor } from "../core/config";
-import type { ChangeType, ObjectRows } from "../db/changes";
+import type { ChangeType, ObjectRows } from "../changes/store";
 import { asAccount } from "../db/client";
 import { rowMapper } from "../db/search/raw-rows";
 import { webhooks, type Webhook, type WebhookOutboxRow } from "../db/schema";
