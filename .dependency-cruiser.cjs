@@ -22,6 +22,8 @@
  *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
  *   openapi/    the document, read off the routes' metadata; the reference routes
  *   app.ts      wires it all; index.ts, the Worker, runs it
+ *   shims/      modules the bundler puts in place of an npm module's (wrangler.toml [alias]); no module
+ *               of src/ imports them, and they import nothing of src/
  *
  * The Node scripts and benchmarks may use only the modules of src/ written to
  * run on Node 22 as well (PORTABLE); the rest runs only in workerd. client/,
@@ -58,6 +60,7 @@ const layers = {
   tiles: { path: "^src/tiles/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   maps: { path: "^src/maps/", imports: ["core", "db", "fields", "http", "auth"] },
   openapi: { path: "^src/openapi/", imports: ["core", "http"] },
+  shims: { path: "^src/shims/", imports: [] },
 };
 
 const layerRules = Object.entries(layers).map(([name, { path, imports }]) => ({
