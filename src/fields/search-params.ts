@@ -189,3 +189,17 @@ export function checkPoint(value: PointFields, ctx: z.RefinementCtx): void {
     ctx.addIssue({ code: "custom", path: ["radius"], message: "needs latitude and longitude" });
   }
 }
+
+/** The values of the shared parameters, as validation gives them. */
+type SearchValues = { [K in keyof typeof searchParams]?: z.output<(typeof searchParams)[K]> };
+
+/** What the shared parameters ask, as the searches of pinpoints and events take it: the point and radius as `near`. */
+export function sharedSearch({ bbox, latitude, longitude, radius, q, tags, updated_since }: SearchValues) {
+  return {
+    bbox,
+    near: latitude === undefined || longitude === undefined ? undefined : { latitude, longitude, radius },
+    q,
+    tags,
+    updatedSince: updated_since,
+  };
+}
