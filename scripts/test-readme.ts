@@ -40,7 +40,7 @@ function shellBlock(file: string, heading: string): string {
   return text.slice(open + "```sh\n".length, text.indexOf("\n```", open));
 }
 
-/** A map query's answer follows a `curl` line as comment lines; the first of them starts `{"results"`. */
+/** Each `curl` line with the comment lines after it: what the document shows it answers (maybe nothing). */
 const SHOWN = /^curl .*\n((?:# .*\n)*)/gm;
 
 /**
