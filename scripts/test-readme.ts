@@ -45,12 +45,12 @@ const SHOWN = /^curl .*\n((?:# .*\n)*)/gm;
 
 /**
  * The block with each of the given `curl` lines between marker lines, so its output can be told apart from
- * the rest of what the block prints.
+ * the rest of what the block prints (which need not end its last line).
  */
 const marked = (block: string, isQuery: (line: string, next: string) => boolean): string =>
   block
     .split("\n")
-    .map((line, i, lines) => (isQuery(line, lines[i + 1] ?? "") ? `echo @@@\n${line}\necho\necho @@@END` : line))
+    .map((line, i, lines) => (isQuery(line, lines[i + 1] ?? "") ? `echo\necho @@@\n${line}\necho\necho @@@END` : line))
     .join("\n");
 
 function seed(): ReturnType<typeof spawnSync> {
