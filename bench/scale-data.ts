@@ -1,5 +1,5 @@
 /**
- * The scale group's data and questions (README "Map queries"): one account's pinpoints
+ * The scale group's data and questions (docs/map-queries.md): one account's pinpoints
  * spread like real places (70% in 20 dense cities, each a Gaussian cloud
  * about 3 km across, the rest uniform over the countryside; names, tags and
  * a sentence of description each) with a tenth as many events over a year,

@@ -236,7 +236,7 @@ test("ogr2ogr -where on a queryable sends it to the server, which returns exactl
   }
 });
 
-/** The web mercator tile at zoom z holding a place (README "Vector tiles"). */
+/** The web mercator tile at zoom z holding a place (docs/vector-tiles.md). */
 function tileOf(p: { longitude: number; latitude: number }, z: number): [number, number] {
   const n = 2 ** z;
   const φ = (p.latitude * Math.PI) / 180;

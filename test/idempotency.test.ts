@@ -1,5 +1,5 @@
 /**
- * Idempotency keys on every POST (README "Working offline and concurrently"): replay without redoing the work,
+ * Idempotency keys on every POST (docs/offline-and-concurrency.md): replay without redoing the work,
  * 422 for a different request under the same key, 409 while the first is
  * running, keys scoped to the account, 24 h expiry cleaned by the cron.
  */

@@ -1,5 +1,5 @@
 /**
- * Publishable keys on requests (README "Publishing a map"): a `pk_…` key,
+ * Publishable keys on requests (docs/publishing-maps.md): a `pk_…` key,
  * sent as a Bearer credential or as `?key=`, reads what it publishes
  * (src/db/published.ts) on the operations that accept one, from the web
  * origins it allows.

@@ -3,7 +3,7 @@
  * models: CouchDB `_changes`, ArcGIS extractChanges). What changed in the
  * caller's account since a cursor, in commit order, at most one entry per
  * object (its latest state), deletions as tombstones, cascades included; see
- * README "Working offline and concurrently" for the full-sync recipe.
+ * docs/offline-and-concurrency.md for the full-sync recipe.
  *
  * A cursor is an encrypted position (http/cursor.ts): the last sequence
  * number seen, and a time no later than any change after it. A cursor older

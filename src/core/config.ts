@@ -1,6 +1,6 @@
 /**
  * Deploy-specific settings, parsed once per isolate from wrangler.toml
- * `[vars]` (see README "Configuration"). A missing or malformed value falls
+ * `[vars]` (see docs/operations.md "Configuration"). A missing or malformed value falls
  * back to its safe default rather than failing requests.
  */
 import { trimEnd } from "./trim";

@@ -1,5 +1,5 @@
 /**
- * The map questions over events (README "Map queries"): when (`from`/`to`), where (`bbox`,
+ * The map questions over events (docs/map-queries.md): when (`from`/`to`), where (`bbox`,
  * a point and `radius`, through the event's pinpoint), what (`q`, `tags`) and
  * what changed (`updated_since`). Each order is a keyset over a composite key
  * ending in the event's id:

@@ -1,5 +1,5 @@
 /**
- * Query parameters of the map questions (README "Map queries"), shared by GET /pinpoints
+ * Query parameters of the map questions (docs/map-queries.md), shared by GET /pinpoints
  * and GET /events. Each bad value is a 400 naming its parameter, an empty
  * one (`bbox=`) included, never a filter silently ignored.
  */

@@ -1,6 +1,6 @@
 /**
  * The headers of conditional requests, idempotent retries and D1 sessions
- * (README "Working offline and concurrently"), added to the document in one
+ * (docs/offline-and-concurrency.md), added to the document in one
  * pass over its operations, from what each operation already documents:
  * - a 304 answer means the GET takes `If-None-Match`; a 412 means the write
  *   takes `If-Match` (public media take both); either way its 2xx and 304

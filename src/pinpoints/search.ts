@@ -1,5 +1,5 @@
 /**
- * The map questions over pinpoints (README "Map queries"): what is in a box, what is near
+ * The map questions over pinpoints (docs/map-queries.md): what is in a box, what is near
  * a point (nearest first), what matches a text, with tags, categories and a
  * change time as filters. Each order is a keyset over a composite key ending
  * in the id, so a page reads only what it shows plus what the index needs:

@@ -62,7 +62,7 @@ export const MAP_EDGE = MERCATOR_LIMIT;
  * Cluster ids: above every pinpoint id (2^52, beyond which no id is issued),
  * they name the bin the cluster fills: `2^52 + (row · 2^level + column) · 32 + level`.
  * The bin is itself the XYZ tile `level/column/row`, so a client expands a
- * cluster by showing that tile's area (README "Vector tiles").
+ * cluster by showing that tile's area (docs/vector-tiles.md).
  */
 const CLUSTER_BASE = 2 ** 52;
 export const clusterId = (binKey: number, binLevel: number) => CLUSTER_BASE + binKey * 32 + binLevel;

@@ -102,7 +102,7 @@ export async function tileJson(
   return {
     tilejson: "3.0.0",
     name: "Pinpoints",
-    description: 'Your pinpoints, clustered where dense, as vector tiles (README "Vector tiles").',
+    description: "Your pinpoints, clustered where dense, as vector tiles (docs/vector-tiles.md).",
     scheme: "xyz",
     tiles: [tiles],
     minzoom: 0,

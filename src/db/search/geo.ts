@@ -5,7 +5,7 @@
  *
  * The sphere's radius is the Earth's mean radius (IUGG, 6,371,008.8 m), as in
  * most geodesy libraries: against the WGS 84 ellipsoid its distances are off by
- * -0.45% to +0.56% (README "Map queries"), less than with the equatorial radius
+ * -0.45% to +0.56% (docs/map-queries.md "The Earth model"), less than with the equatorial radius
  * (-0.34% to +0.67%). Half its circumference, 20,015,114 m, is the largest
  * `radius` accepted.
  * The index holds 32-bit floats rounded outward, so it only proposes

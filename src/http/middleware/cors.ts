@@ -15,7 +15,7 @@ export const corsPolicy = cors({
   allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
   // Conditional and range headers let a script fetch public media as efficiently as an <img>;
   // If-Match makes a browser client's writes conditional, and the D1 bookmark gives it read-your-writes
-  // (README "Working offline and concurrently").
+  // (docs/offline-and-concurrency.md).
   allowHeaders: [
     "Authorization",
     "Content-Type",
