@@ -1,4 +1,4 @@
--- Precomputed counts for vector tiles (issue 19, src/tiles/, src/db/search/tile-cells.ts): how many of an account's
+-- Precomputed counts for vector tiles (src/tiles/, src/db/search/tile-cells.ts): how many of an account's
 -- places lie in each cell of a web-mercator grid at the zoom levels 4, 6, ..., 18, with the sums of their
 -- positions (so a cluster is drawn at their centroid) and of their ids (so a cell of one place names it).
 -- A tile at zoom z reads the cells of level z + 3 or z + 4 inside it, at most 256 rows, however many
