@@ -5,19 +5,25 @@
  * from itself. Type-only imports count: a type is a dependency too.
  *
  *   core/       clock, config, env types, problem codes, scopes, crypto
- *   db/         drizzle client and schema, keyset queries, owned rows and ownership checks
+ *   db/         drizzle client and schema, keyset queries, owned rows and ownership checks; in search/,
+ *               the search engine over the indexes only migrations define (R*Tree, FTS5, tile cells)
  *   fields/     field and query-parameter rules the resources share (zod), HTML sanitizing
- *   http/       route metadata, body rules, validation, cursors and pages, errors, middleware
+ *   http/       route metadata, body rules, validation, cursors and pages, errors; in middleware/, the
+ *               middleware, one file each (app.ts lists them in the order a request meets them)
  *   auth/       tokens, the bearer middleware, the token endpoint, the resource sub-app
  *   media/      uploads to R2, media URLs, the /media route, the sweep
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
- *   resources   pinpoints/, lists/, categories/, events/, changes/, keys/, webhooks/: one folder each, never
+ *   changes/    the change log's reads and its feed (GET /v3.0/changes); below the resources, since
+ *               webhooks/ delivers the same entries
+ *   resources   pinpoints/, lists/, categories/, events/, keys/, webhooks/: one folder each, never
  *               importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
  *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
  *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
  *   openapi/    the document, read off the routes' metadata; the reference routes
  *   app.ts      wires it all; index.ts, the Worker, runs it
+ *   shims/      modules the bundler puts in place of an npm module's (wrangler.toml [alias]); no module
+ *               of src/ imports them, and they import nothing of src/
  *
  * The Node scripts and benchmarks may use only the modules of src/ written to
  * run on Node 22 as well (PORTABLE); the rest runs only in workerd. client/,
@@ -25,7 +31,7 @@
  */
 
 /** Each layer: where it lives and which layers below it it may import. */
-const RESOURCES = ["pinpoints", "lists", "categories", "events", "changes", "keys", "webhooks"];
+const RESOURCES = ["pinpoints", "lists", "categories", "events", "keys", "webhooks"];
 /** Modules of src/ that import nothing Worker-only, so the Node scripts can use them. */
 const PORTABLE = [
   "core/secrets.ts",
@@ -45,14 +51,16 @@ const layers = {
   auth: { path: "^src/auth/", imports: ["core", "db", "fields", "http"] },
   media: { path: "^src/media/", imports: ["core", "db", "fields", "http"] },
   geojson: { path: "^src/geojson/", imports: ["core", "db", "fields", "http"] },
+  changes: { path: "^src/changes/", imports: ["core", "db", "fields", "http", "auth"] },
   resources: {
     path: `^src/(${RESOURCES.join("|")})/`,
-    imports: ["core", "db", "fields", "http", "auth", "media", "geojson"],
+    imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "changes"],
   },
   ogc: { path: "^src/ogc/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   tiles: { path: "^src/tiles/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   maps: { path: "^src/maps/", imports: ["core", "db", "fields", "http", "auth"] },
   openapi: { path: "^src/openapi/", imports: ["core", "http"] },
+  shims: { path: "^src/shims/", imports: [] },
 };
 
 const layerRules = Object.entries(layers).map(([name, { path, imports }]) => ({

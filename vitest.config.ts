@@ -68,7 +68,7 @@ export function testConfig(shards: Record<string, string> = {}) {
       // Tests that apply every migration or race dozens of requests take seconds; on a shared
       // 2-core machine the 5 s default fails them for load, not for a fault.
       testTimeout: 30_000,
-      // The per-request log line (src/http/logging.ts) would bury test output; test/logging.test.ts checks it.
+      // The per-request log line (src/http/middleware/request-log.ts) would bury test output; test/logging.test.ts checks it.
       onConsoleLog: (log) => !log.includes('"message":"request"'),
     },
   });

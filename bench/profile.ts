@@ -112,7 +112,9 @@ function summarize(profile: Profile, sourceOf: (line: number) => string, request
 
 const dir = mkdtempSync(join(tmpdir(), "poi-profile-"));
 const inspectorPort = await freePort();
-const stack = await startStack(dir, { inspectorPort, minify: false, publicMaps: true });
+// PROFILE_SHARDS=1: the same stack with two more shards, the accounts on SHARD_1 (as the shards group runs it).
+const shards = process.env.PROFILE_SHARDS === "1" ? ["SHARD_1", "SHARD_2"] : undefined;
+const stack = await startStack(dir, { inspectorPort, minify: false, publicMaps: true, shards });
 try {
   const groups = await buildGroups(stack.rt, stack.seeded, stack.token, dir);
   const target = groups.flatMap((g) => g.targets).find((t) => t.key === key);

@@ -1,7 +1,7 @@
 /**
  * The `public` group: a map's page read with a publishable key, as a web page
  * embeds it (`?key=`, an `Origin` the key allows), answered from the public
- * cache (src/http/public-cache.ts) against the constant-JSON ceiling, and
+ * cache (src/http/middleware/public-cache.ts) against the constant-JSON ceiling, and
  * with every request a miss against the bare D1 read of the same page; then
  * how long a write takes to show in what the key's readers get.
  *

@@ -1,5 +1,5 @@
 /**
- * The scale group's data and questions (README "Map queries"): one account's pinpoints
+ * The scale group's data and questions (docs/map-queries.md): one account's pinpoints
  * spread like real places (70% in 20 dense cities, each a Gaussian cloud
  * about 3 km across, the rest uniform over the countryside; names, tags and
  * a sentence of description each) with a tenth as many events over a year,
@@ -157,7 +157,7 @@ export type Question = {
   scan: [string, unknown[]];
 };
 
-// The Earth radius of src/db/geo.ts.
+// The Earth radius of src/db/search/geo.ts.
 const R = 6_371_008.8;
 const dist = (lat: number, lon: number) => {
   const l = (lat * Math.PI) / 180;
@@ -304,7 +304,7 @@ export function questions(account: number, circles: { paris: number; ocean: numb
 export const TILE_ZOOMS = [2, 6, 10, 14] as const;
 export const TILE_PLACES = { city: PARIS, countryside: { latitude: 11.5, longitude: 25.5 } } as const;
 
-// The tile math of src/tiles/grid.ts and the quantization of src/db/tile-cells.ts (migrations/0011), written
+// The tile math of src/tiles/grid.ts and the quantization of src/db/search/tile-cells.ts (migrations/0011), written
 // again here: the bench may import only src/'s portable modules, and these must be the same numbers.
 const LEVELS = [4, 6, 8, 10, 12, 14, 16, 18];
 const QX = (lon: string) => `min(4294967295, cast((${lon} + 180.0) / 360.0 * 4294967296.0 AS integer))`;

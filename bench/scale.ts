@@ -6,7 +6,7 @@
  * For each question, in interleaved rounds on one runtime: the API's first
  * page of 20, the bare indexed SQL of the same question (bench/baselines/bare-d1.js
  * `/sql`) and the same question answered by a full scan of the account's rows.
- * Then vector tiles (README "Vector tiles") at zooms 2, 6, 10 and 14 over a city and the
+ * Then vector tiles (docs/vector-tiles.md) at zooms 2, 6, 10 and 14 over a city and the
  * countryside: the API's tile, the bare SQL of the cells it reads, and the
  * tile from a full read of its places (bench/scale-data.ts `tileQuestions`).
  * Then a create, an update and a delete through the API with the search index

@@ -350,6 +350,7 @@ export const SHARDS_GOAL = 0.95;
 export function shardGroups(
   single: { rt: Runtime; groups: Group[] },
   sharded: { rt: Runtime; groups: Group[] },
+  label = "three shards",
 ): Group[] {
   const service = ({ rt, groups }: { rt: Runtime; groups: Group[] }) => {
     const targets = new Map<string, Target>();
@@ -370,7 +371,7 @@ export function shardGroups(
       alternate: true,
       targets: [
         { ...a, label: `${one.label}, one database` },
-        { ...b, key: `${one.key}-shards`, label: `${one.label}, three shards` },
+        { ...b, key: `${one.key}-shards`, label: `${one.label}, ${label}` },
       ],
     };
   });

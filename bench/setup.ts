@@ -25,10 +25,19 @@ export async function tokenFor(api: URL, client: { id: string; secret: string })
  * `publicMaps`: with what the public group measures too (bench/runtime.ts). `shards`: D1 bindings
  * besides the directory DB, each migrated and allocating ids from a range of its own as
  * `npm run accounts -- add-shard` sets one up; the seeded accounts live on the first of them.
+ * `idRangeOf`: with no shards, the one database allocates ids from the range of the shard of that index
+ * instead of from 1, so its ids are as long as a shard's (an id past 2^30 is no small integer to V8).
  */
 export async function startStack(
   dir: string,
-  options: { bundle?: Bundle; inspectorPort?: number; minify?: boolean; publicMaps?: boolean; shards?: string[] } = {},
+  options: {
+    bundle?: Bundle;
+    inspectorPort?: number;
+    minify?: boolean;
+    publicMaps?: boolean;
+    shards?: string[];
+    idRangeOf?: number;
+  } = {},
 ): Promise<Stack> {
   const bundle = options.bundle ?? buildBundle(join(dir, "bundle"), { minify: options.minify });
   const t0 = performance.now();
@@ -43,6 +52,9 @@ export async function startStack(
   try {
     const db = (await rt.mf.getD1Database("DB", "api")) as unknown as D1;
     await migrate(db);
+    if (options.idRangeOf) {
+      await db.batch(claimRangeSql(options.idRangeOf * ID_RANGE).map((sql) => db.prepare(sql)));
+    }
     const shards = options.shards ?? [];
     const others: D1[] = [];
     for (const [index, name] of shards.entries()) {

@@ -1,4 +1,4 @@
--- Search indexes for the query parameters of GET /pinpoints and /events (issue 9).
+-- Search indexes for the query parameters of GET /pinpoints and /events.
 -- Drizzle cannot declare virtual tables, so they live here, kept in step with their base rows by
 -- triggers: every write path (API, seeds, restores) indexes alike. Each trigger body is one line,
 -- so `wrangler d1 migrations apply --remote` cannot split it (workers-sdk #4326).

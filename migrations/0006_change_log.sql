@@ -1,4 +1,4 @@
--- The change log behind GET /v3.0/changes (issue 11). Every insert, update and delete of a content
+-- The change log behind GET /v3.0/changes. Every insert, update and delete of a content
 -- row replaces that object's one entry in `changes`, which takes a new sequence number. Triggers, not
 -- application code, so nothing escapes the log: foreign key cascades fire them too (deleting a
 -- pinpoint logs its events' tombstones and its lists' membership change), as does any other writer.

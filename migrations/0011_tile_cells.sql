@@ -1,4 +1,4 @@
--- Precomputed counts for vector tiles (issue 19, src/tiles/, src/db/tile-cells.ts): how many of an account's
+-- Precomputed counts for vector tiles (src/tiles/, src/db/search/tile-cells.ts): how many of an account's
 -- places lie in each cell of a web-mercator grid at the zoom levels 4, 6, ..., 18, with the sums of their
 -- positions (so a cluster is drawn at their centroid) and of their ids (so a cell of one place names it).
 -- A tile at zoom z reads the cells of level z + 3 or z + 4 inside it, at most 256 rows, however many
@@ -6,7 +6,7 @@
 -- scope: every pinpoint of the account (list_id 0), the pinpoints of one list (list_id), and the pinpoints
 -- in any list of the account (list_id -1, what a publishable key for every list shows).
 --
--- Positions are quantized once, here and in src/db/tile-cells.ts by the same SQL: x = floor((lon + 180) /
+-- Positions are quantized once, here and in src/db/search/tile-cells.ts by the same SQL: x = floor((lon + 180) /
 -- 360 * 2^32), y = floor of web mercator's y (latitude clamped to ±85.0511287798066°, the square map's
 -- edge) times 2^32; a cell at level l is (y >> (32 - l)) << l | (x >> (32 - l)), row-major. The sums are
 -- integers, so adding and subtracting them is exact.

@@ -3,7 +3,7 @@
  * Creates, lists, rotates and revokes API clients, and creates, lists and
  * revokes publishable keys, in the local D1 database (default), a local
  * database kept elsewhere (--persist-to DIR) or the deployed one (--remote).
- * See README.md, "Registering clients".
+ * See docs/registering-clients.md.
  *
  * Exit codes: 0 done, 1 could not be done (unknown or revoked client, unknown
  * account or key, wrangler failed), 2 the command line is wrong.

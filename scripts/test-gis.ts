@@ -183,7 +183,7 @@ test("ogr2ogr -spat returns exactly the features inside the box", () => {
 
 /**
  * The dev server's log up to a request made now: the tools run synchronously, so their requests'
- * lines (src/http/logging.ts) arrive late; once this one's request id is in, every earlier line is.
+ * lines (src/http/middleware/request-log.ts) arrive late; once this one's request id is in, every earlier line is.
  */
 async function logSoFar(): Promise<string> {
   const response = await fetch(`${server.base}/ogc/conformance`, { headers: { Authorization: `Bearer ${token}` } });
@@ -236,7 +236,7 @@ test("ogr2ogr -where on a queryable sends it to the server, which returns exactl
   }
 });
 
-/** The web mercator tile at zoom z holding a place (README "Vector tiles"). */
+/** The web mercator tile at zoom z holding a place (docs/vector-tiles.md). */
 function tileOf(p: { longitude: number; latitude: number }, z: number): [number, number] {
   const n = 2 ** z;
   const φ = (p.latitude * Math.PI) / 180;

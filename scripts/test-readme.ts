@@ -1,11 +1,12 @@
 /**
- * The README's requests, run as written (`npm run test:readme`, part of
- * `npm test`): the quick tour's shell block and the map queries' block go to
- * bash against `wrangler dev`, on an account that already holds the sample
- * guide (`npm run seed`), as a newcomer who accepted `npm start`'s offer has.
+ * The documents' requests, run as written (`npm run test:readme`, part of
+ * `npm test`): the README's quick tour and the examples of
+ * docs/map-queries.md, which continue it, go to bash against `wrangler dev`,
+ * on an account that already holds the sample guide (`npm run seed`), as a
+ * newcomer who accepted `npm start`'s offer has.
  * - the tour leaves every place of the guide as it was (it uses the ids it is
  *   given, never fixed ones);
- * - each map query whose result the README shows answers it: the same names
+ * - each map query whose result a document shows answers it: the same names
  *   in the same order, the same distance, the same `next`;
  * - `npm run seed` refuses the account the second time, with a non-zero exit.
  */
@@ -30,13 +31,27 @@ let token = "";
 
 type Page = { results: { id: number; name: string; distance?: number }[]; next: string | null };
 
-/** The first ```sh block after the heading `title`. */
-function shellBlock(readme: string, title: string): string {
-  const from = readme.indexOf(`\n## ${title}\n`);
-  assert.notEqual(from, -1, `README has no section "${title}"`);
-  const open = readme.indexOf("```sh\n", from);
-  return readme.slice(open + "```sh\n".length, readme.indexOf("\n```", open));
+/** The first ```sh block after the heading line `heading` of the document `file`. */
+function shellBlock(file: string, heading: string): string {
+  const text = readFileSync(join(ROOT, file), "utf8");
+  const from = text.indexOf(`\n${heading}\n`);
+  assert.notEqual(from, -1, `${file} has no heading "${heading}"`);
+  const open = text.indexOf("```sh\n", from);
+  return text.slice(open + "```sh\n".length, text.indexOf("\n```", open));
 }
+
+/** Each `curl` line with the comment lines after it: what the document shows it answers (maybe nothing). */
+const SHOWN = /^curl .*\n((?:# .*\n)*)/gm;
+
+/**
+ * The block with each of the given `curl` lines between marker lines, so its output can be told apart from
+ * the rest of what the block prints (which need not end its last line).
+ */
+const marked = (block: string, isQuery: (line: string, next: string) => boolean): string =>
+  block
+    .split("\n")
+    .map((line, i, lines) => (isQuery(line, lines[i + 1] ?? "") ? `echo\necho @@@\n${line}\necho\necho @@@END` : line))
+    .join("\n");
 
 function seed(): ReturnType<typeof spawnSync> {
   return spawnSync(process.execPath, ["scripts/seed.ts", "--persist-to", target.persistTo!, "--account", ACCOUNT], {
@@ -86,26 +101,26 @@ test("npm run seed refuses an account with content, and exits non-zero", () => {
   assert.match(String(again.stderr), /already has content/);
 });
 
-test("the quick tour and the map queries answer what the README shows, beside the sample guide", async () => {
-  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+test("the quick tour and the map queries answer what the documents show, beside the sample guide", async () => {
   const guide = await allPinpoints();
-  const tour = shellBlock(readme, "Quick tour with curl")
+  const tourBlock = shellBlock("README.md", "## Quick tour with curl")
     .split("\n")
     // The placeholders a reader fills in by hand.
     .filter((line) => !/^(BASE|ID|SECRET)=/.test(line))
     .join("\n");
-  // Each map query's output follows a marker line, so it can be matched with the comment after it.
-  const mapBlock = shellBlock(readme, "Map queries: viewport, nearby, text, tags, time");
-  const queries = mapBlock
-    .split("\n")
-    .map((line) => (line.startsWith("curl ") ? `echo @@@\n${line}\necho` : line))
-    .join("\n");
-  const run = spawnSync("bash", ["-eu", "-o", "pipefail", "-c", `${tour}\necho @@@TOUR\n${queries}`], {
+  const mapBlock = shellBlock("docs/map-queries.md", "## Examples");
+  // In the tour, the map queries that show a result; in the examples, every request (one shown empty must
+  // still find something).
+  const isTourQuery = (line: string, next: string): boolean =>
+    line.startsWith("curl ") && next.startsWith('# {"results"');
+  const tour = marked(tourBlock, isTourQuery);
+  const queries = marked(mapBlock, (line) => line.startsWith("curl "));
+  const run = spawnSync("bash", ["-eu", "-o", "pipefail", "-c", `${tour}\n${queries}`], {
     encoding: "utf8",
     timeout: 120_000,
     env: { ...process.env, BASE: server.base, ID: client.client_id, SECRET: client.client_secret },
   });
-  assert.equal(run.status, 0, `the README's commands failed:\n${run.stderr}\n${run.stdout}`);
+  assert.equal(run.status, 0, `the documents' commands failed:\n${run.stderr}\n${run.stdout}`);
 
   // The tour created its own places and left the guide's alone.
   const after = await allPinpoints();
@@ -114,13 +129,15 @@ test("the quick tour and the map queries answer what the README shows, beside th
     assert.deepEqual(afterById.get((place as { id: number }).id), place, "the tour changed a place of the guide");
   }
 
-  const outputs = run.stdout.split("@@@TOUR\n")[1]!.split("@@@\n").slice(1);
-  const shown = [...`${mapBlock}\n`.matchAll(/^curl .*\n((?:# .*\n)*)/gm)].map((m) =>
+  const outputs = [...run.stdout.matchAll(/^@@@\n([\s\S]*?)\n@@@END$/gm)].map((m) => m[1]!);
+  const tourShown = [...`${tourBlock}\n`.matchAll(SHOWN)].filter((m) => m[1]!.startsWith('# {"results"'));
+  const shown = [...tourShown, ...`${mapBlock}\n`.matchAll(SHOWN)].map((m) =>
     m[1]!
       .split("\n")
       .map((line) => line.replace(/^# ?/, "").trim())
       .join(""),
   );
+  assert.ok(tourShown.length > 0, "the tour shows no map query's result");
   assert.equal(outputs.length, shown.length);
   let checked = 0;
   outputs.forEach((output, i) => {
@@ -142,15 +159,15 @@ test("the quick tour and the map queries answer what the README shows, beside th
     if (expected.includes('"results":[]')) assert.equal(page.results.length, 0, output);
     if (expected.includes('"next":null')) assert.equal(page.next, null, output);
     const distance = /"distance":([\d.]+)/.exec(expected)?.[1];
-    // Shown rounded: compare to as many decimals as the README gives.
+    // Shown rounded: compare to as many decimals as the document gives.
     const decimals = distance?.split(".")[1]?.length ?? 0;
     if (distance !== undefined) assert.equal(page.results[0]!.distance!.toFixed(decimals), distance, output);
   });
   assert.ok(checked >= 5, `only ${checked} examples show a result`);
 });
 
-test("every GDAL command of the README and docs/ogc.md asks for pages of 1,000 features", () => {
-  for (const file of ["README.md", "docs/ogc.md"]) {
+test("every GDAL command of docs/geojson-and-gis.md and docs/ogc.md asks for pages of 1,000 features", () => {
+  for (const file of ["docs/geojson-and-gis.md", "docs/ogc.md"]) {
     const commands = readFileSync(join(ROOT, file), "utf8")
       .split("\n")
       .filter((line) => /^(ogrinfo|ogr2ogr) .*OAPIF:/.test(line));

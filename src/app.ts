@@ -1,12 +1,32 @@
 /**
- * Builds the Hono app: request id, security headers, request log,
- * configuration, CORS and a D1 session (http/d1-session.ts) on every request; the reference, the token endpoint
- * and the public media route; then one authenticated sub-app per resource
- * (see auth/resource-app.ts), the OGC API and the map page, and the error handlers. Wiring only; behaviour
- * lives in the modules it mounts.
+ * Builds the Hono app: the middleware every request goes through, the
+ * reference, the token endpoint and the public media route; then one
+ * authenticated sub-app per resource (auth/resource-app.ts), the OGC API and
+ * the map page, and the error handlers. Wiring only; behaviour lives in the
+ * modules it mounts.
+ *
+ * The middleware in the order a request meets it (one file each in
+ * http/middleware/ unless named otherwise):
+ *   on every request, here:
+ *     request-id.ts          `X-Request-Id`, sent or made
+ *     security-headers.ts    OWASP secure headers
+ *     request-log.ts         one JSON log line per request
+ *     config.ts              the deploy's configuration in `c.var.config`
+ *     cors.ts                CORS on the configured origins
+ *     signing-key-check.ts   one 503 while TOKEN_SIGNING_KEY is unusable
+ *     d1-session.ts          `d1Session`: the request's D1 session and its bookmark
+ *     query-parameters.ts    400 for an unknown query parameter under /v3.0/
+ *     webhooks/routes.ts     `nudgeWebhooks`: after a write, the account's webhooks are told
+ *   in each resource's sub-app (auth/resource-app.ts):
+ *     rate-limit.ts          `clientRatePolicy`: the RateLimit-Policy header
+ *     auth/bearer.ts         `requireToken`: the access token or publishable key
+ *     d1-session.ts          `checkBookmark`: 400 for a malformed `X-D1-Bookmark`
+ *     rate-limit.ts          `clientRateLimit`: the caller's limit, 429 over it
+ *     public-cache.ts        answers to publishable keys from the Cache API
+ *     http/body.ts           `jsonBody`: JSON only, within the route's byte limit
+ *     idempotency.ts         `Idempotency-Key` on POST
  */
 import { Hono } from "hono";
-import { cors } from "hono/cors";
 import type { RouterRoute } from "hono/types";
 import { tokenRoutes } from "./auth/token-route";
 import { categoryToJson } from "./categories/json";
@@ -15,14 +35,14 @@ import { changeRoutes, type ObjectJson } from "./changes/routes";
 import type { AppEnv } from "./core/env";
 import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
-import { withConfig } from "./http/config";
-import { BOOKMARK_HEADER } from "./http/bookmark-header";
-import { d1Session } from "./http/d1-session";
+import { withConfig } from "./http/middleware/config";
+import { corsPolicy } from "./http/middleware/cors";
+import { d1Session } from "./http/middleware/d1-session";
 import { notFound, onError } from "./http/errors";
-import { requestLog } from "./http/logging";
-import { requestId } from "./http/request-id";
-import { securityHeaders } from "./http/security-headers";
-import { requireSigningKey } from "./http/signing-key-check";
+import { requestLog } from "./http/middleware/request-log";
+import { requestId } from "./http/middleware/request-id";
+import { securityHeaders } from "./http/middleware/security-headers";
+import { requireSigningKey } from "./http/middleware/signing-key-check";
 import { keyRoutes } from "./keys/routes";
 import { listToJson } from "./lists/json";
 import { listRoutes } from "./lists/routes";
@@ -31,51 +51,12 @@ import { mediaRoutes } from "./media/routes";
 import { mediaUrls } from "./media/url";
 import { prefixedDocumentHandler, referenceRoutes } from "./openapi/routes";
 import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
-import { rejectUnknownQueryParameters } from "./http/query-parameters";
+import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
 import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
 import type { ObjectsJson } from "./webhooks/deliver";
 import { nudgeWebhooks, webhookRoutes } from "./webhooks/routes";
-
-const corsPolicy = cors({
-  origin: (origin, c) => {
-    const allowed = (c as unknown as { var: AppEnv["Variables"] }).var.config.corsOrigins;
-    return allowed.includes("*") ? "*" : allowed.includes(origin) ? origin : null;
-  },
-  allowMethods: ["GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS"],
-  // Conditional and range headers let a script fetch public media as efficiently as an <img>;
-  // If-Match makes a browser client's writes conditional, and the D1 bookmark gives it read-your-writes
-  // (README "Working offline and concurrently").
-  allowHeaders: [
-    "Authorization",
-    "Content-Type",
-    "X-Request-Id",
-    "Prefer",
-    "If-None-Match",
-    "If-Match",
-    "Idempotency-Key",
-    BOOKMARK_HEADER,
-    "Range",
-    "If-Range",
-  ],
-  exposeHeaders: [
-    "Location",
-    "X-Request-Id",
-    "WWW-Authenticate",
-    "Allow",
-    "Preference-Applied",
-    "ETag",
-    "Content-Range",
-    "Accept-Ranges",
-    "Retry-After",
-    "RateLimit",
-    "RateLimit-Policy",
-    "Idempotent-Replayed",
-    BOOKMARK_HEADER,
-  ],
-  maxAge: 86_400,
-});
 
 /** Webhook payloads show upserted objects as each resource's GET does, media URLs included. */
 export const objectsJson: ObjectsJson = (mediaUrl) => ({

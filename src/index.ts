@@ -10,7 +10,7 @@
  */
 import { app, objectsJson } from "./app";
 import { configFor } from "./core/config";
-import { pruneTombstones } from "./db/changes";
+import { pruneTombstones } from "./changes/store";
 import { deleteExpiredKeys } from "./db/idempotency";
 import { shardBindings } from "./db/shards";
 import { sweepMedia } from "./media/sweep";

@@ -1,5 +1,5 @@
 /**
- * D1 sessions (http/d1-session.ts): every response that touched the database
+ * D1 sessions (http/middleware/d1-session.ts): every response that touched the database
  * carries the session's bookmark, a bookmark sent back anchors the next
  * request's session, and anything that is not a bookmark is a 400.
  */

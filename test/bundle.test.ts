@@ -1,12 +1,12 @@
 /// <reference types="vite/client" />
 /**
- * The bundle keeps only the parts of zod in use (src/db/zod-for-drizzle-zod.ts):
+ * The bundle keeps only the parts of zod in use (src/shims/zod-for-drizzle-zod.ts):
  * every member drizzle-zod calls on its `z` must be in the subset it is
  * bundled against, or the deployed Worker would fail where the tests pass.
  */
 import drizzleZodSource from "../node_modules/drizzle-zod/index.mjs?raw";
 import { describe, expect, it } from "vitest";
-import { z } from "../src/db/zod-for-drizzle-zod";
+import { z } from "../src/shims/zod-for-drizzle-zod";
 
 describe("zod subset for drizzle-zod", () => {
   it("has every member drizzle-zod uses", () => {

@@ -1,5 +1,5 @@
 /**
- * The change feed (README "Working offline and concurrently"): commit order, one entry per object, tombstones
+ * The change feed (docs/offline-and-concurrency.md): commit order, one entry per object, tombstones
  * with cascades, include=objects, 410 past the retention window, accounts
  * kept apart, and a consumer that follows the feed under concurrent writes
  * ending with exactly the server's state.

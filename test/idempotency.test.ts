@@ -1,12 +1,12 @@
 /**
- * Idempotency keys on every POST (README "Working offline and concurrently"): replay without redoing the work,
+ * Idempotency keys on every POST (docs/offline-and-concurrency.md): replay without redoing the work,
  * 422 for a different request under the same key, 409 while the first is
  * running, keys scoped to the account, 24 h expiry cleaned by the cron.
  */
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
-import { IDEMPOTENCY_TTL_MS } from "../src/http/idempotency";
+import { IDEMPOTENCY_TTL_MS } from "../src/http/middleware/idempotency";
 import worker from "../src/index";
 import { caller, createList, createPinpoint, json, type Caller } from "./helpers";
 import { mediaFile, sendDuringUpload } from "./media-fixtures";

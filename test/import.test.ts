@@ -38,7 +38,7 @@ async function importDuringWrite(
   meanwhile: () => Promise<unknown>,
 ): Promise<Response> {
   let batches = 0;
-  // The app runs every request in a D1 session (http/d1-session.ts): the session's batch is the one held.
+  // The app runs every request in a D1 session (http/middleware/d1-session.ts): the session's batch is the one held.
   const held = <T extends object>(database: T): T =>
     new Proxy(database, {
       get(target, property) {

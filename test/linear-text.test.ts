@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { trimEnd } from "../src/core/trim";
-import { queryWords } from "../src/db/text-search";
+import { queryWords } from "../src/db/search/text-search";
 import { plainText } from "../src/fields/plain-text";
 import { cutEndTagExtras } from "../src/fields/sanitize-html";
 

@@ -1,5 +1,5 @@
 /**
- * Structured request logs (src/http/logging.ts): one JSON line per request
+ * Structured request logs (src/http/middleware/request-log.ts): one JSON line per request
  * with request id, method, route pattern, status, duration and account, and
  * never a token, a client secret or the signing key, wherever they were sent.
  */
@@ -7,7 +7,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { app } from "../src/app";
-import type { RequestLogLine } from "../src/http/logging";
+import type { RequestLogLine } from "../src/http/middleware/request-log";
 import { BASE, basic, call, caller, createClient, createPinpoint } from "./helpers";
 
 let log: MockInstance<typeof console.log>;

@@ -5,8 +5,8 @@
  * enforced (it ignores `PRAGMA foreign_keys=OFF`), so a drizzle-kit table
  * rebuild (`DROP TABLE` + rename) cascade-deletes the rows that reference the
  * table. applyD1Migrations runs each migration the same way (one batch), so
- * such a migration fails here. The rule for writing migrations is in the
- * README (Development).
+ * such a migration fails here. The rule for writing migrations is in
+ * docs/development.md, "Writing migrations".
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -135,7 +135,7 @@ describe("the check catches what D1 does to a table rebuild", () => {
   /**
    * Triggers of other tables whose bodies name `pinpoints` (the tile cells' membership triggers read a
    * pinpoint's place): ALTER TABLE … RENAME refuses to run while the table they name is missing, so a
-   * rebuild drops them first and creates them again once the rows are back (README "Writing migrations").
+   * rebuild drops them first and creates them again once the rows are back (docs/development.md "Writing migrations").
    */
   async function triggersNamingPinpoints(): Promise<{ drop: string[]; create: string[] }> {
     const { results } = await env.DB.prepare(

@@ -7,7 +7,7 @@
  * (D1's `rows_read`, what the service is billed for, counting the R*Tree's entries).
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { contains, distance, type BBox, type Point } from "../src/db/geo";
+import { contains, distance, type BBox, type Point } from "../src/db/search/geo";
 import { searchPinpoints } from "../src/pinpoints/search";
 import { caller, contentDb, walkBothWays, type Caller } from "./helpers";
 

@@ -279,7 +279,7 @@ describe("the headers of conditional requests, retries and D1 sessions", () => {
       .sort();
     expect(posts.length).toBeGreaterThanOrEqual(5);
     expect(taking(document, "Idempotency-Key")).toEqual(posts);
-    // The bookmark is checked after the credentials (http/d1-session.ts): the authenticated operations
+    // The bookmark is checked after the credentials (http/middleware/d1-session.ts): the authenticated operations
     // take it, each with the 400 a malformed one gets; the public ones ignore one.
     const sessions = operations(document).filter(([, , operation]) => operation.security);
     const named = sessions.map(([method, path]) => `${method.toUpperCase()} ${path}`).sort();

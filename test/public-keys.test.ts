@@ -1,6 +1,6 @@
 /**
  * Publishable keys (src/keys/, src/auth/publishable-keys.ts) and the public
- * cache (src/http/public-cache.ts) against real D1, the real rate-limit
+ * cache (src/http/middleware/public-cache.ts) against real D1, the real rate-limit
  * binding and the runtime's Cache API: managing keys, what a key reads and
  * never reads (checked against the fixture's own answer), writes refused,
  * origins, revocation and expiry, the limit per viewer address, freshness

@@ -1,5 +1,5 @@
 /**
- * Rate limits (src/http/rate-limit.ts) with the real Workers Rate Limiting
+ * Rate limits (src/http/middleware/rate-limit.ts) with the real Workers Rate Limiting
  * binding as Miniflare runs it: per client id on every authenticated route;
  * on the token endpoint per source address before the secret is checked and
  * per client id on tokens issued; 429 problem details with Retry-After, and
@@ -12,7 +12,7 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import { defaults, parseConfig, type Config, type RateLimit } from "../src/core/config";
-import { addressKey } from "../src/http/rate-limit";
+import { addressKey } from "../src/http/middleware/rate-limit";
 import {
   BASE,
   basic,

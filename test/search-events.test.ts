@@ -6,7 +6,7 @@
  * several per event and equal starts.
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { contains, distance, type BBox, type Point } from "../src/db/geo";
+import { contains, distance, type BBox, type Point } from "../src/db/search/geo";
 import { type Caller, caller, contentDb, createPinpoint, json, walkBothWays } from "./helpers";
 
 vi.setConfig({ testTimeout: 60_000 });

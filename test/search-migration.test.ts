@@ -8,7 +8,7 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { searchForm } from "../src/core/search-form";
-import { textQuery } from "../src/db/text-search";
+import { textQuery } from "../src/db/search/text-search";
 
 const BASE_TABLES = ["accounts", "clients", "categories", "pinpoints", "lists", "list_pinpoints", "events"];
 const FIRST_NEW = "0003_query_columns.sql";

@@ -6,7 +6,7 @@
  * edges of the boxes asked for and points exactly at the radius.
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { contains, distance, EARTH_RADIUS, type BBox, type Point } from "../src/db/geo";
+import { contains, distance, EARTH_RADIUS, type BBox, type Point } from "../src/db/search/geo";
 import { caller, contentDb, createCategories, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
 
 type Row = {

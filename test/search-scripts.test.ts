@@ -1,5 +1,5 @@
 /**
- * `q=` in every script (README "Text search in every script"): real place names in Chinese, Japanese,
+ * `q=` in every script (docs/map-queries.md "Text search in every script"): real place names in Chinese, Japanese,
  * Thai, Lao, Khmer, Burmese, Korean, Arabic, Russian, Greek and Hebrew, mixed scripts and Latin
  * transliterations, written through every path (a create, an update, an import, events), searched for
  * words inside names, addresses, tags and descriptions. Each answer is checked against a brute-force

@@ -1,5 +1,5 @@
 /**
- * Security headers (src/http/security-headers.ts) on every kind of response:
+ * Security headers (src/http/middleware/security-headers.ts) on every kind of response:
  * successes, problems, 405s, preflights, the token endpoint's own errors,
  * media and the reference page; media loadable by `<img>` on other origins,
  * and /docs with a policy that allows its one inline script by hash only.

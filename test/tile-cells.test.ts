@@ -1,5 +1,5 @@
 /**
- * The tile cells (migrations/0011_tile_cells.sql, src/db/tile-cells.ts) against
+ * The tile cells (migrations/0011_tile_cells.sql, src/db/search/tile-cells.ts) against
  * a brute-force recount in JavaScript from the base tables: after the
  * migration's backfill of existing data, and after every kind of write the
  * triggers keep up with (creates, moves, deletes, memberships added and
@@ -8,7 +8,7 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { quantizedXSql, quantizedYSql, quantizeX, quantizeY, TILE_LEVELS } from "../src/db/tile-cells";
+import { quantizedXSql, quantizedYSql, quantizeX, quantizeY, TILE_LEVELS } from "../src/db/search/tile-cells";
 import { SQLiteSyncDialect } from "drizzle-orm/sqlite-core";
 import { sql } from "drizzle-orm";
 import { emptyDatabase } from "./migration-safety";

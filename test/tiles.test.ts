@@ -1,5 +1,5 @@
 /**
- * Vector tiles (src/tiles/, src/db/tile-cells.ts, migrations/0011_tile_cells.sql):
+ * Vector tiles (src/tiles/, src/db/search/tile-cells.ts, migrations/0011_tile_cells.sql):
  * every tile decoded with @mapbox/vector-tile and checked against a brute-force
  * answer over the same places, computed here from their coordinates with the
  * textbook web mercator formulas: exact counts per tile at every zoom from 0

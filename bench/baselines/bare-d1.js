@@ -77,7 +77,7 @@ export default {
     const url = new URL(request.url);
     const q = url.searchParams;
     // Every query runs in a D1 session and the bookmark goes back, as the service does for every
-    // request (read replication, src/http/d1-session.ts): reads first-unconstrained, writes
+    // request (read replication, src/http/middleware/d1-session.ts): reads first-unconstrained, writes
     // first-primary. `?session=none` uses the plain binding, to show what a session costs here.
     if (q.get("session") === "none") return answer(url, q, request, env, env.DB, ctx);
     const session = env.DB.withSession(WRITES.has(url.pathname) ? "first-primary" : "first-unconstrained");
@@ -128,7 +128,7 @@ async function answer(url, q, request, env, db, ctx) {
     }
     case "/list-page":
       return json(await listPage(db, q));
-    // A list page as the public cache serves it (src/http/public-cache.ts), bare: the viewer
+    // A list page as the public cache serves it (src/http/middleware/public-cache.ts), bare: the viewer
     // counted by the rate limiter (`limiter=no` skips it), the Cache API asked, and on a miss the
     // page read and stored while the answer goes out. The whole URL is the cache key, so a
     // parameter the query ignores makes every request a miss.

@@ -3,8 +3,8 @@
  * service: the same SQL as the service's get by id and first page, with no middleware, auth,
  * validation, cursor or mapping. What any Hono Worker answering these requests pays under
  * `wrangler dev` on this machine. Two variables each add one thing the service does, to show what
- * it costs there: LOG_LINE, one JSON line per request as src/http/logging.ts writes it; SESSION,
- * the query in a D1 session with its bookmark returned, as src/http/d1-session.ts runs every request.
+ * it costs there: LOG_LINE, one JSON line per request as src/http/middleware/request-log.ts writes it; SESSION,
+ * the query in a D1 session with its bookmark returned, as src/http/middleware/d1-session.ts runs every request.
  */
 import { Hono } from "hono";
 

@@ -12,7 +12,7 @@ import { sqlString, type Execute } from "./registry.ts";
 import { d1Execute, ROOT, runWranglerCaptured, targetFlags, WranglerError, type Target } from "./wrangler.ts";
 
 /** The shard bindings wrangler.toml names, in order. */
-export function configuredShards(): string[] {
+export function configuredShards(): readonly string[] {
   const config = unstable_readConfig({ config: join(ROOT, "wrangler.toml") });
   return shardNames(String((config.vars as Record<string, unknown>).SHARDS ?? ""));
 }

@@ -75,7 +75,7 @@ export const requireToken = () =>
   createMiddleware<AppEnv>(async function requireToken(c, next) {
     const { credential: token, inQuery } = credentialOf(c);
     // A token in the URL makes the URL a secret: keep every answer, errors included, out of shared caches.
-    // (A publishable key is no secret: its answers may be cached publicly, src/http/public-cache.ts.)
+    // (A publishable key is no secret: its answers may be cached publicly, src/http/middleware/public-cache.ts.)
     const secretInUrl = inQuery && !token?.startsWith(PUBLISHABLE_KEY_PREFIX);
     if (secretInUrl) c.header("Cache-Control", "private, no-store");
     if (!token) throw unauthorized("An access token is required.", inQuery);

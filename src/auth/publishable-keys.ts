@@ -1,5 +1,5 @@
 /**
- * Publishable keys on requests (README "Publishing a map"): a `pk_…` key,
+ * Publishable keys on requests (docs/publishing-maps.md): a `pk_…` key,
  * sent as a Bearer credential or as `?key=`, reads what it publishes
  * (src/db/published.ts) on the operations that accept one, from the web
  * origins it allows.
@@ -10,7 +10,7 @@
  * with a known key, a cache hit included, reads no database. That lifetime
  * bounds how long a revoked key keeps working and how long a cached answer
  * outlives a write (those changes version every cached answer:
- * src/http/public-cache.ts). An entry is read again in the background once
+ * src/http/middleware/public-cache.ts). An entry is read again in the background once
  * it is REFRESH_MS old, so requests rarely wait for it.
  */
 import { sql } from "drizzle-orm";
@@ -21,8 +21,8 @@ import { ApiError } from "../core/problem";
 import { originAllowed } from "../core/publishable-keys";
 import { hashSecret } from "../core/secrets";
 import { currentBookmark, useAccount } from "../db/client";
-import { rawRows } from "../db/raw-rows";
-import { limitUnknownKey } from "../http/rate-limit";
+import { rawRows } from "../db/search/raw-rows";
+import { limitUnknownKey } from "../http/middleware/rate-limit";
 
 /** How long an isolate trusts what it read of a key, and when it starts reading it again. */
 export const FRESH_MS = 1000;

@@ -9,10 +9,10 @@
 import { Hono } from "hono";
 import type { AppEnv } from "../core/env";
 import { jsonBody } from "../http/body";
-import { checkBookmark } from "../http/d1-session";
-import { idempotency } from "../http/idempotency";
-import { publicCache } from "../http/public-cache";
-import { clientRateLimit, clientRatePolicy } from "../http/rate-limit";
+import { checkBookmark } from "../http/middleware/d1-session";
+import { idempotency } from "../http/middleware/idempotency";
+import { publicCache } from "../http/middleware/public-cache";
+import { clientRateLimit, clientRatePolicy } from "../http/middleware/rate-limit";
 import { markTokenRequired } from "../http/route-metadata";
 import { requireToken } from "./bearer";
 

@@ -15,7 +15,7 @@ import { signingKeys } from "../core/signing";
 import { preparedOnce } from "../db/client";
 import { clients } from "../db/schema";
 import { declaredLength, readBodyWithin } from "../http/body";
-import { limitIssuedToken, limitTokenAttempt, tokenRatePolicy } from "../http/rate-limit";
+import { limitIssuedToken, limitTokenAttempt, tokenRatePolicy } from "../http/middleware/rate-limit";
 import { operation } from "../http/route-metadata";
 import { parseBasicAuthorization } from "./basic";
 import { oauthError, oauthErrorJson, tokenJson, tokenRequest } from "./oauth";

@@ -3,7 +3,7 @@
  * models: CouchDB `_changes`, ArcGIS extractChanges). What changed in the
  * caller's account since a cursor, in commit order, at most one entry per
  * object (its latest state), deletions as tombstones, cascades included; see
- * README "Working offline and concurrently" for the full-sync recipe.
+ * docs/offline-and-concurrency.md for the full-sync recipe.
  *
  * A cursor is an encrypted position (http/cursor.ts): the last sequence
  * number seen, and a time no later than any change after it. A cursor older
@@ -17,7 +17,7 @@ import { resourceApp } from "../auth/resource-app";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { accountHeadSeq, readChanges, type ChangeType, type ObjectRows } from "../db/changes";
+import { accountHeadSeq, readChanges, type ChangeType, type ObjectRows } from "./store";
 import { decodeCursor, encodeCursor, isReadableFormCursor } from "../http/cursor";
 import { pageQuery } from "../http/pagination";
 import { operation } from "../http/route-metadata";

@@ -1,6 +1,6 @@
 /**
  * Deploy-specific settings, parsed once per isolate from wrangler.toml
- * `[vars]` (see README "Configuration"). A missing or malformed value falls
+ * `[vars]` (see docs/operations.md "Configuration"). A missing or malformed value falls
  * back to its safe default rather than failing requests.
  */
 import { trimEnd } from "./trim";
@@ -17,7 +17,7 @@ export type Config = {
   mediaPublicBaseUrl: string | null;
   /** The origin clients reach the API at (`https://api.example.com`), for the OpenAPI document; null: the request's. */
   publicOrigin: string | null;
-  /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/rate-limit.ts). */
+  /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/middleware/rate-limit.ts). */
   rateLimits: { client: RateLimit; public: RateLimit; token: RateLimit; tokenAddress: RateLimit };
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
   changesRetentionDays: number;

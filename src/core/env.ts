@@ -30,7 +30,7 @@ export type ClientPrincipal = {
 /**
  * A publishable key (src/auth/publishable-keys.ts): reads the account's
  * published content only, `lists` (null: every list of the account).
- * What versions the public cache's entries for it (src/http/public-cache.ts):
+ * What versions the public cache's entries for it (src/http/middleware/public-cache.ts):
  * `tag`, part of the key's stored hash, which tells it from any other key
  * that had its id; `head` and `sharedHead`, the newest change of its account
  * and of every account (sequence and time, so a restored database's reused

@@ -1,5 +1,5 @@
 /**
- * What a publishable key may name (README "Publishing a map"), portable so
+ * What a publishable key may name (docs/publishing-maps.md), portable so
  * the registration tool checks keys by the same rules as the API.
  *
  * Origins: exact origins as browsers send them in `Origin` (RFC 6454 §6.1:

@@ -1,6 +1,6 @@
 /**
  * The form of a text that the full-text index stores and that a query is
- * matched in (README "Text search in every script"). Chinese, Japanese, Thai,
+ * matched in (docs/map-queries.md "Text search in every script"). Chinese, Japanese, Thai,
  * Lao, Khmer and Burmese are written without spaces between words, so the
  * index could only find a name by its first characters. Here each letter or
  * digit of those scripts becomes a word of its own, and a query word in them

@@ -1,6 +1,6 @@
 /**
  * The database as the request code sees it. Each request runs in D1 sessions
- * (http/d1-session.ts opens them with `runInSession`), one per database it
+ * (http/middleware/d1-session.ts opens them with `runInSession`), one per database it
  * touches: the directory, and the shard of the request's account
  * (docs/scaling.md). Everything else takes the binding, routed: one object per
  * binding, made once per isolate, whose statements run in the session of the

@@ -8,7 +8,7 @@
 import { sql, type SQL } from "drizzle-orm";
 import type { KeyPrincipal } from "../core/env";
 import { notFound } from "../core/problem";
-import { rawRows } from "./raw-rows";
+import { rawRows } from "./search/raw-rows";
 
 /** The lists a key reads: their ids, or `null` for every list of the account. */
 export type PublishedLists = readonly number[] | null;

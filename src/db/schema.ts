@@ -16,11 +16,21 @@
  * sweep (src/media/sweep.ts) checks a batch of R2 keys with index probes
  * instead of scanning every row.
  *
- * What drizzle cannot declare lives only in migrations, kept in step with
- * these tables by triggers: the R*Tree and full-text indexes of pinpoints and
- * events (0004, 0007, 0009, 0012), and `tile_cells` (0011), the per-cell counts that
- * vector tiles read (src/db/tile-cells.ts), a WITHOUT ROWID table. Triggers
- * also write the change log (0006, 0008) and the webhook outbox (0015).
+ * What drizzle cannot declare is defined only in migrations/, as SQL that
+ * drizzle-kit leaves alone, and kept in step with these tables by triggers:
+ * - the search indexes, read by src/db/search/ (whose search-sql.ts names
+ *   each object and trigger): the R*Tree `pinpoints_rtree`
+ *   (migrations/0004_query_indexes.sql, migrations/0007_rtree_account_width.sql),
+ *   the FTS5 tables `pinpoints_fts` and `events_fts` (0004,
+ *   migrations/0009_fts_prefix_indexes.sql, migrations/0012_search_forms.sql),
+ *   and `tile_cells`, the per-cell counts vector tiles read, a WITHOUT ROWID
+ *   table (migrations/0011_tile_cells.sql);
+ * - the triggers that write the change log: a list's membership ones in
+ *   migrations/0008_membership_batches.sql, the content tables' ones first in
+ *   migrations/0006_change_log.sql and as migrations/0015_webhook_outbox.sql
+ *   redefines them to write the webhook outbox too;
+ * - the triggers that refuse an account's writes on a shard it is being
+ *   switched away from or has left (`account_fences`, migrations/0014_shards.sql).
  */
 import { isNotNull, sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";

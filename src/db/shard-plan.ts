@@ -32,13 +32,23 @@ export const SEQUENCED_TABLES = [
   "webhook_outbox",
 ] as const;
 
-/** The shard bindings named by `SHARDS` (comma-separated), in order; the directory alone when empty. */
-export function shardNames(value: string | undefined): string[] {
-  const names = (value ?? "")
-    .split(",")
-    .map((name) => name.trim())
-    .filter((name) => name !== "");
-  return names.length === 0 ? [DIRECTORY] : [...new Set(names)];
+const parsedShardNames = new Map<string | undefined, readonly string[]>();
+
+/**
+ * The shard bindings named by `SHARDS` (comma-separated), in order; the directory alone when empty.
+ * Every request routes by them, so each configured value is parsed once.
+ */
+export function shardNames(value: string | undefined): readonly string[] {
+  let names = parsedShardNames.get(value);
+  if (!names) {
+    const listed = (value ?? "")
+      .split(",")
+      .map((name) => name.trim())
+      .filter((name) => name !== "");
+    names = Object.freeze(listed.length === 0 ? [DIRECTORY] : [...new Set(listed)]);
+    if (parsedShardNames.size < 16) parsedShardNames.set(value, names);
+  }
+  return names;
 }
 
 /** SQL: the highest number this database has allocated in any sequenced table. */

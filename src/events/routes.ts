@@ -5,11 +5,11 @@
  */
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
-import { checkPoint, INSTANT_SCHEMA, instantParam, searchParams } from "../fields/search-params";
+import { checkPoint, INSTANT_SCHEMA, instantParam, searchParams, sharedSearch } from "../fields/search-params";
 import { GEOJSON } from "../geojson/features";
 import { geojsonVariant } from "../geojson/negotiate";
 import { eventFeatures } from "../geojson/resources";
-import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { pageOf, pageQuery } from "../http/pagination";
 import { notFound } from "../core/problem";
 import { foreignAsMissing } from "../db/ownership";
 import { assertPublishedPinpoint, isPublishedPinpoint } from "../db/published";
@@ -17,6 +17,7 @@ import { assertVersion } from "../db/versions";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
+import { pageOrSearch } from "../http/search-pages";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
@@ -145,54 +146,33 @@ export const eventRoutes = resourceApp()
       const { accountId } = principal;
       const { pinpoint } = query;
       const mediaUrl = mediaUrls(c);
-      const given = SEARCH_PARAMETERS.filter((name) => query[name] !== undefined);
       // A publishable key reads the events at its lists' pinpoints: at one it publishes, or at all of them.
       const published = principal.kind === "key" && pinpoint === undefined ? principal.lists : undefined;
       if (principal.kind === "key" && pinpoint !== undefined) {
         await foreignAsMissing(assertPinpointOwner(c.env.DB, accountId, pinpoint), "pinpoint");
         await assertPublishedPinpoint(c.env.DB, principal.lists, pinpoint);
       }
-      if (given.length === 0 && published === undefined) {
-        return c.json(
-          await paginate(c, {
-            collection: "events",
-            query,
-            filters: pinpoint === undefined ? {} : { pinpoint },
-            fetch: (bound, take) =>
-              pinpoint === undefined
-                ? eventRows.page(c.env.DB, accountId, bound, take)
-                : pagePinpointEvents(c.env.DB, accountId, pinpoint, bound, take),
-            toJson: (row) => eventToJson(row, mediaUrl),
-          }),
-        );
-      }
-      const { from, to, bbox, latitude, longitude, radius, q, tags, updated_since } = query;
-      const search: EventSearch = {
-        from,
-        to,
-        bbox,
-        near: latitude === undefined || longitude === undefined ? undefined : { latitude, longitude, radius },
-        q,
-        tags,
-        updatedSince: updated_since,
-        pinpoint,
-        published,
-      };
-      if (pinpoint !== undefined) await assertPinpointOwner(c.env.DB, accountId, pinpoint);
-      // The links carry each filter as the client wrote it, which the cursor is bound to.
-      const filters: Record<string, string | number> = pinpoint === undefined ? {} : { pinpoint };
-      for (const name of given) filters[name] = c.req.query(name)!;
       return c.json(
-        await paginate(c, {
+        await pageOrSearch(c, {
           collection: "events",
           query,
-          filters,
-          fetch: (bound, take) => searchEvents(c.env.DB, accountId, search, bound, take),
-          keyOf: eventSortKeyOf(search),
-          toJson: (row) => ({
-            ...eventToJson(row, mediaUrl),
-            ...(row.distance === undefined ? {} : { distance: row.distance }),
-          }),
+          searchParameters: SEARCH_PARAMETERS,
+          filters: pinpoint === undefined ? {} : { pinpoint },
+          alwaysSearch: published !== undefined,
+          page: (bound, take) =>
+            pinpoint === undefined
+              ? eventRows.page(c.env.DB, accountId, bound, take)
+              : pagePinpointEvents(c.env.DB, accountId, pinpoint, bound, take),
+          search: async () => {
+            if (pinpoint !== undefined) await assertPinpointOwner(c.env.DB, accountId, pinpoint);
+            const { from, to } = query;
+            const search: EventSearch = { ...sharedSearch(query), from, to, pinpoint, published };
+            return {
+              fetch: (bound, take) => searchEvents(c.env.DB, accountId, search, bound, take),
+              keyOf: eventSortKeyOf(search),
+            };
+          },
+          toJson: (row) => eventToJson(row, mediaUrl),
         }),
       );
     }),

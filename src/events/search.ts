@@ -1,5 +1,5 @@
 /**
- * The map questions over events (README "Map queries"): when (`from`/`to`), where (`bbox`,
+ * The map questions over events (docs/map-queries.md): when (`from`/`to`), where (`bbox`,
  * a point and `radius`, through the event's pinpoint), what (`q`, `tags`) and
  * what changed (`updated_since`). Each order is a keyset over a composite key
  * ending in the event's id:
@@ -10,20 +10,20 @@
  *   still overlap it: the scan starts the account's longest occurrence
  *   before `from` (read from an index on `end - start`), so its cost does not
  *   grow with the account's past;
- * - else with a point: `[distance, id]` of the event's pinpoint (src/db/nearest.ts);
+ * - else with a point: `[distance, id]` of the event's pinpoint (src/db/search/nearest.ts);
  * - else with `q`: `[tier, id]`: every word in the name, then in the name or
- *   tags, then anywhere (src/db/text-search.ts);
+ *   tags, then anywhere (src/db/search/text-search.ts);
  * - otherwise `[id]`.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { distanceSql, inBoxSql, type BBox, type Point } from "../db/geo";
+import { distanceSql, inBoxSql, type BBox, type Point } from "../db/search/geo";
 import type { Bound } from "../db/keyset";
-import { nearestPage } from "../db/nearest";
+import { nearestPage } from "../db/search/nearest";
 import { publishedPinpointSql, type PublishedLists } from "../db/published";
-import { rawRows, rowMapper } from "../db/raw-rows";
+import { rawRows, rowMapper } from "../db/search/raw-rows";
 import { events, type Event } from "../db/schema";
-import { and, hasTags, keysetSql, readTiers, tierReads } from "../db/search-sql";
-import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
+import { and, hasTags, keysetSql, readTiers, tierReads } from "../db/search/search-sql";
+import { matchingIds, tierMatches, type TextQuery } from "../db/search/text-search";
 
 export type EventSearch = {
   from?: number;

@@ -1,12 +1,12 @@
 /**
- * Query parameters of the map questions (README "Map queries"), shared by GET /pinpoints
+ * Query parameters of the map questions (docs/map-queries.md), shared by GET /pinpoints
  * and GET /events. Each bad value is a 400 naming its parameter, an empty
  * one (`bbox=`) included, never a filter silently ignored.
  */
 import * as z from "zod";
-import type { BBox } from "../db/geo";
-import { HALF_CIRCUMFERENCE } from "../db/geo";
-import { MAX_QUERY_LENGTH, queryWords, textQuery } from "../db/text-search";
+import type { BBox } from "../db/search/geo";
+import { HALF_CIRCUMFERENCE } from "../db/search/geo";
+import { MAX_QUERY_LENGTH, queryWords, textQuery } from "../db/search/text-search";
 import { INSTANT, parseInstant } from "./instant";
 import { ID_SCHEMA, ID_TEXT } from "./schemas";
 
@@ -188,4 +188,18 @@ export function checkPoint(value: PointFields, ctx: z.RefinementCtx): void {
   if (value.radius !== undefined && value.latitude === undefined && value.longitude === undefined) {
     ctx.addIssue({ code: "custom", path: ["radius"], message: "needs latitude and longitude" });
   }
+}
+
+/** The values of the shared parameters, as validation gives them. */
+type SearchValues = { [K in keyof typeof searchParams]?: z.output<(typeof searchParams)[K]> };
+
+/** What the shared parameters ask, as the searches of pinpoints and events take it: the point and radius as `near`. */
+export function sharedSearch({ bbox, latitude, longitude, radius, q, tags, updated_since }: SearchValues) {
+  return {
+    bbox,
+    near: latitude === undefined || longitude === undefined ? undefined : { latitude, longitude, radius },
+    q,
+    tags,
+    updatedSince: updated_since,
+  };
 }

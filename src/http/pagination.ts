@@ -10,7 +10,7 @@ import * as z from "zod";
 import type { AppEnv } from "../core/env";
 import type { Bound } from "../db/keyset";
 import { decodeCursor, encodeCursor, type Position } from "./cursor";
-import { queryCredentials } from "./query-parameters";
+import { queryCredentials } from "./middleware/query-parameters";
 
 export const DEFAULT_LIMIT = 20;
 export const MAX_LIMIT = 1000;

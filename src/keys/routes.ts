@@ -1,6 +1,6 @@
 /**
  * /v3.0/keys: publishable keys, which put an account's lists on public web
- * pages (README "Publishing a map"). Managed with an access token; a key
+ * pages (docs/publishing-maps.md). Managed with an access token; a key
  * itself can never read or change keys.
  */
 import { resourceApp } from "../auth/resource-app";

@@ -11,7 +11,7 @@ import { generatePublishableKey, hashSecret } from "../core/secrets";
 import { database } from "../db/client";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
-import { rowMapper } from "../db/raw-rows";
+import { rowMapper } from "../db/search/raw-rows";
 import { lists, publishableKeyLists, publishableKeys, type PublishableKey } from "../db/schema";
 
 const WHAT = "publishable key";

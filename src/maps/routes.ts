@@ -1,8 +1,8 @@
 /**
  * GET /maps/{list_id}?key=pk_…: the live map of a list, a page for people
  * (and for an `<iframe>` on the key owner's site), not an API operation, so
- * it stays out of the OpenAPI document as /docs does; README "Publishing a
- * map" documents it. The Worker answers only the small HTML page and its
+ * it stays out of the OpenAPI document as /docs does; docs/publishing-maps.md
+ * documents it. The Worker answers only the small HTML page and its
  * policy (./page.ts); the page's script (static/maps/map.js) reads the list
  * through the public API with the same key, every page of it.
  */

@@ -10,7 +10,7 @@ import { foreignAsMissing } from "../db/ownership";
 import { pinpointLocations } from "../db/locations";
 import type { Bound } from "../db/keyset";
 import type { Event, Pinpoint } from "../db/schema";
-import type { BBox } from "../db/geo";
+import type { BBox } from "../db/search/geo";
 import { eventToJson } from "../events/json";
 import { eventJson } from "../events/schemas";
 import { pinpointJson } from "../pinpoints/schemas";

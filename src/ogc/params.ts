@@ -3,7 +3,7 @@
  * for a parameter the API definition does not list
  * (/req/core/query-param-unknown) as well as for a bad value
  * (/req/core/query-param-invalid); /v3.0 refuses unknown ones the same way
- * (src/http/query-parameters.ts).
+ * (src/http/middleware/query-parameters.ts).
  */
 import { createMiddleware } from "hono/factory";
 import * as z from "zod";
@@ -11,7 +11,7 @@ import type { AppEnv } from "../core/env";
 import { ApiError, type FieldError } from "../core/problem";
 import { BBOX_SCHEMA, bboxParam } from "../fields/search-params";
 import { MAX_LIMIT } from "../http/pagination";
-import { ALWAYS_ACCEPTED, IGNORED } from "../http/query-parameters";
+import { ALWAYS_ACCEPTED, IGNORED } from "../http/middleware/query-parameters";
 
 export const OGC_DEFAULT_LIMIT = 100;
 

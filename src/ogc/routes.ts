@@ -14,7 +14,7 @@ import type { AppEnv } from "../core/env";
 import { ApiError, notFound } from "../core/problem";
 import { GEOJSON, type Link } from "../geojson/features";
 import { paginate } from "../http/pagination";
-import { queryCredentials } from "../http/query-parameters";
+import { queryCredentials } from "../http/middleware/query-parameters";
 import { OPENAPI_MEDIA_TYPE, operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { collectionOf, collectionsOf, type Collection } from "./collections";

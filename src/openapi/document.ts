@@ -244,7 +244,7 @@ export function securitySchemes(origin: string): Record<string, unknown> {
         "A publishable key (`pk_…`) from POST /v3.0/keys, for web pages: it may be public. It reads, on the " +
         "operations that list it, only the lists it publishes, their pinpoints, the events at them and the " +
         "categories, from the web origins it allows. Also accepted as `Authorization: Bearer pk_…`. " +
-        'Answers to it are publicly cacheable (README "Publishing a map").',
+        "Answers to it are publicly cacheable (docs/publishing-maps.md).",
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * The headers of conditional requests, idempotent retries and D1 sessions
- * (README "Working offline and concurrently"), added to the document in one
+ * (docs/offline-and-concurrency.md), added to the document in one
  * pass over its operations, from what each operation already documents:
  * - a 304 answer means the GET takes `If-None-Match`; a 412 means the write
  *   takes `If-Match` (public media take both); either way its 2xx and 304
@@ -11,7 +11,7 @@
  * - every operation runs in a D1 session and answers with its `X-D1-Bookmark`
  *   (problem answers too: the header is on the shared problem responses);
  *   the authenticated ones take it, and refuse a malformed one with a 400
- *   after the credential check (http/d1-session.ts); the others ignore one.
+ *   after the credential check (http/middleware/d1-session.ts); the others ignore one.
  */
 import { BOOKMARK_HEADER } from "../http/bookmark-header";
 
@@ -48,7 +48,7 @@ export const syncParameters = {
       "A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as " +
       "`5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer " +
       "again, kept 24 hours, and nothing is done twice",
-    // The pattern the server checks (http/idempotency.ts).
+    // The pattern the server checks (http/middleware/idempotency.ts).
     schema: { type: "string", pattern: "^[\\x21-\\x7e]{1,255}$" },
   },
   Bookmark: {

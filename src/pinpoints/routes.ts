@@ -6,14 +6,15 @@ import { foreignAsMissing } from "../db/ownership";
 import { assertPublishedPinpoint, publishesList } from "../db/published";
 import { assertVersion } from "../db/versions";
 import { idParam } from "../fields/schemas";
-import { checkPoint, categoryParam, searchParams } from "../fields/search-params";
+import { checkPoint, categoryParam, searchParams, sharedSearch } from "../fields/search-params";
 import { GEOJSON } from "../geojson/features";
 import { geojsonVariant } from "../geojson/negotiate";
 import { pinpointFeatures } from "../geojson/resources";
-import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { pageOf, pageQuery } from "../http/pagination";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
+import { pageOrSearch } from "../http/search-pages";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { deleteMediaLater, writeWithMedia } from "../media/upload";
@@ -155,7 +156,6 @@ export const pinpointRoutes = resourceApp()
       const { accountId } = principal;
       const { list } = query;
       const mediaUrl = mediaUrls(c);
-      const given = SEARCH_PARAMETERS.filter((name) => query[name] !== undefined);
       // A publishable key reads its lists' pinpoints: one list it publishes, or all of them. Its lists are
       // known; whether one is the account's, the reads below check, another account's being absent to it.
       const published = principal.kind === "key" && list === undefined ? principal.lists : undefined;
@@ -163,46 +163,26 @@ export const pinpointRoutes = resourceApp()
         throw notFound("list");
       }
       const ownList = <T>(read: Promise<T>) => (principal.kind === "key" ? foreignAsMissing(read, "list") : read);
-      if (given.length === 0 && published === undefined) {
-        return c.json(
-          await paginate(c, {
-            collection: "pinpoints",
-            query,
-            filters: list === undefined ? {} : { list },
-            fetch: (bound, take) =>
-              list === undefined
-                ? pinpointRows.page(c.env.DB, accountId, bound, take)
-                : ownList(pageListPinpoints(c.env.DB, accountId, list, bound, take)),
-            toJson: (row) => pinpointToJson(row, mediaUrl),
-          }),
-        );
-      }
-      const { bbox, latitude, longitude, radius, q, tags, category, updated_since } = query;
-      const search: PinpointSearch = {
-        bbox,
-        near: latitude === undefined || longitude === undefined ? undefined : { latitude, longitude, radius },
-        q,
-        tags,
-        category,
-        updatedSince: updated_since,
-        list,
-        published,
-      };
-      if (list !== undefined) await ownList(assertListOwner(c.env.DB, accountId, list));
-      // The links carry each filter as the client wrote it, which the cursor is bound to.
-      const filters: Record<string, string | number> = list === undefined ? {} : { list };
-      for (const name of given) filters[name] = c.req.query(name)!;
       return c.json(
-        await paginate(c, {
+        await pageOrSearch(c, {
           collection: "pinpoints",
           query,
-          filters,
-          fetch: (bound, take) => searchPinpoints(c.env.DB, accountId, search, bound, take),
-          keyOf: sortKeyOf(search),
-          toJson: (row) => ({
-            ...pinpointToJson(row, mediaUrl),
-            ...(row.distance === undefined ? {} : { distance: row.distance }),
-          }),
+          searchParameters: SEARCH_PARAMETERS,
+          filters: list === undefined ? {} : { list },
+          alwaysSearch: published !== undefined,
+          page: (bound, take) =>
+            list === undefined
+              ? pinpointRows.page(c.env.DB, accountId, bound, take)
+              : ownList(pageListPinpoints(c.env.DB, accountId, list, bound, take)),
+          search: async () => {
+            if (list !== undefined) await ownList(assertListOwner(c.env.DB, accountId, list));
+            const search: PinpointSearch = { ...sharedSearch(query), category: query.category, list, published };
+            return {
+              fetch: (bound, take) => searchPinpoints(c.env.DB, accountId, search, bound, take),
+              keyOf: sortKeyOf(search),
+            };
+          },
+          toJson: (row) => pinpointToJson(row, mediaUrl),
         }),
       );
     }),

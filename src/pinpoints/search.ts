@@ -1,27 +1,27 @@
 /**
- * The map questions over pinpoints (README "Map queries"): what is in a box, what is near
+ * The map questions over pinpoints (docs/map-queries.md): what is in a box, what is near
  * a point (nearest first), what matches a text, with tags, categories and a
  * change time as filters. Each order is a keyset over a composite key ending
  * in the id, so a page reads only what it shows plus what the index needs:
  *
  * - near a point: `[distance, id]`. The R*Tree proposes the points in the box
  *   around a circle, the exact great-circle distance decides; without a
- *   radius the circle grows (src/db/nearest.ts).
- * - text: `[tier, id]` (src/db/text-search.ts), read from the full-text index in id order.
+ *   radius the circle grows (src/db/search/nearest.ts).
+ * - text: `[tier, id]` (src/db/search/text-search.ts), read from the full-text index in id order.
  * - otherwise `[id]`. A box holding few of the account's points is read from
  *   the R*Tree and sorted; a box holding many is read in id order with an
  *   exact test per row, which stops after a page.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { distanceSql, inBoxSql, rects, rtreeIds } from "../db/geo";
-import type { BBox, Point } from "../db/geo";
-import { rawRows, rowMapper } from "../db/raw-rows";
+import { distanceSql, inBoxSql, rects, rtreeIds } from "../db/search/geo";
+import type { BBox, Point } from "../db/search/geo";
+import { rawRows, rowMapper } from "../db/search/raw-rows";
 import { pinpoints, type Pinpoint } from "../db/schema";
-import { matchingIds, tierMatches, type TextQuery } from "../db/text-search";
+import { matchingIds, tierMatches, type TextQuery } from "../db/search/text-search";
 import type { Bound } from "../db/keyset";
-import { nearestPage } from "../db/nearest";
+import { nearestPage } from "../db/search/nearest";
 import { publishedPinpointSql, type PublishedLists } from "../db/published";
-import { and, hasTags, inList, keysetSql, readTiers, tierReads } from "../db/search-sql";
+import { and, hasTags, inList, keysetSql, readTiers, tierReads } from "../db/search/search-sql";
 
 export type PinpointSearch = {
   bbox?: BBox;

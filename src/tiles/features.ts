@@ -7,7 +7,7 @@
  * which lies in its bin and so in the tile.
  */
 import type { Feature } from "../geojson/features";
-import type { Bin } from "../db/tile-cells";
+import type { Bin } from "../db/search/tile-cells";
 import { abbreviated, clusterId, latitudeOf, longitudeOf, pixel, type Tile } from "./grid";
 import type { MvtFeature, MvtValue } from "./mvt";
 import type { TileContent, TilePlace } from "./source";

@@ -1,13 +1,13 @@
 /**
- * Web mercator XYZ tiles over the quantized positions of src/db/tile-cells.ts:
+ * Web mercator XYZ tiles over the quantized positions of src/db/search/tile-cells.ts:
  * which tile and bin a place is in, where inside a tile (extent 4096) it is
  * drawn, and the ids of clusters. Positions are 32-bit integers, so a tile at
  * zoom z is their top z bits and a pixel the next 12: every place is in
  * exactly one tile at each zoom (the right and bottom edges belong to the
  * next tile), and it is drawn inside that tile's extent.
  */
-import type { BBox } from "../db/geo";
-import { MERCATOR_LIMIT, QUANTIZED_BITS } from "../db/tile-cells";
+import type { BBox } from "../db/search/geo";
+import { MERCATOR_LIMIT, QUANTIZED_BITS } from "../db/search/tile-cells";
 
 export type Tile = { z: number; x: number; y: number };
 
@@ -62,7 +62,7 @@ export const MAP_EDGE = MERCATOR_LIMIT;
  * Cluster ids: above every pinpoint id (2^52, beyond which no id is issued),
  * they name the bin the cluster fills: `2^52 + (row · 2^level + column) · 32 + level`.
  * The bin is itself the XYZ tile `level/column/row`, so a client expands a
- * cluster by showing that tile's area (README "Vector tiles").
+ * cluster by showing that tile's area (docs/vector-tiles.md).
  */
 const CLUSTER_BASE = 2 ** 52;
 export const clusterId = (binKey: number, binLevel: number) => CLUSTER_BASE + binKey * 32 + binLevel;

@@ -1,5 +1,5 @@
 /**
- * Vector tiles of the caller's pinpoints (README "Vector tiles"):
+ * Vector tiles of the caller's pinpoints (docs/vector-tiles.md):
  * `/v3.0/tiles/{z}/{x}/{y}.mvt` (Mapbox Vector Tile 2.1), the same features as
  * GeoJSON at `.geojson`, and `/v3.0/tiles.json`, the TileJSON 3.0 document
  * that map libraries, QGIS and GDAL open the tiles by. Web mercator XYZ, z 0

@@ -2,7 +2,7 @@
  * What a tile reads, at a cost that does not grow with the account.
  *
  * A tile below the clustering zoom (TILE_CLUSTER_MAXZOOM, 16 by default)
- * without filters reads the precomputed cells of its scope (src/db/tile-cells.ts):
+ * without filters reads the precomputed cells of its scope (src/db/search/tile-cells.ts):
  * at most 256 rows and one pinpoint per bin of one place, at any zoom and for
  * any number of places. The scope is the caller's account, the list of
  * `list=`, or what a publishable key shows: every list (the account's listed
@@ -21,10 +21,10 @@
  */
 import { sql, type SQL } from "drizzle-orm";
 import { ApiError } from "../core/problem";
-import { rects, rtreeIds } from "../db/geo";
-import { rawRows } from "../db/raw-rows";
-import { and } from "../db/search-sql";
-import { matchingIds } from "../db/text-search";
+import { rects, rtreeIds } from "../db/search/geo";
+import { rawRows } from "../db/search/raw-rows";
+import { and } from "../db/search/search-sql";
+import { matchingIds } from "../db/search/text-search";
 import {
   ACCOUNT_SCOPE,
   binsFromCells,
@@ -37,10 +37,10 @@ import {
   type Bin,
   type BinPlace,
   type TileScope,
-} from "../db/tile-cells";
+} from "../db/search/tile-cells";
 import { searchConditions, type PinpointSearch } from "../pinpoints/search";
 import { BIN_BITS, cellOf, tileBox, type Tile } from "./grid";
-import { QUANTIZED_BITS } from "../db/tile-cells";
+import { QUANTIZED_BITS } from "../db/search/tile-cells";
 
 /** The most candidate rows a tile reads; past it, the cells answer or the tile is refused. */
 export const MAX_TILE_ROWS = 10_000;

@@ -3,14 +3,14 @@
  * (https://github.com/mapbox/tilejson-spec/tree/master/3.0.0): the URL
  * template carries the request's filters and its `key` or `access_token`, so
  * a map library, QGIS or GDAL needs this one URL. `bounds` holds every place
- * the tiles can show, from the precomputed cells (src/db/tile-cells.ts) at
+ * the tiles can show, from the precomputed cells (src/db/search/tile-cells.ts) at
  * the finest level where the scope occupies a bounded number of them: a
  * constant cost, and edges accurate to that level's cells.
  */
 import type { Context } from "hono";
 import * as z from "zod";
 import type { AppEnv } from "../core/env";
-import { scopeExtent, QUANTIZED_BITS, type TileScope } from "../db/tile-cells";
+import { scopeExtent, QUANTIZED_BITS, type TileScope } from "../db/search/tile-cells";
 import { latitudeOf, MAP_EDGE, MAX_ZOOM } from "./grid";
 import { cellScope, type TileFilters, type TileReader } from "./source";
 
@@ -102,7 +102,7 @@ export async function tileJson(
   return {
     tilejson: "3.0.0",
     name: "Pinpoints",
-    description: 'Your pinpoints, clustered where dense, as vector tiles (README "Vector tiles").',
+    description: "Your pinpoints, clustered where dense, as vector tiles (docs/vector-tiles.md).",
     scheme: "xyz",
     tiles: [tiles],
     minzoom: 0,

@@ -9,7 +9,7 @@
  * one its receiver acknowledged (2xx). A message that is lost (an isolate
  * ending between a commit and the enqueue) therefore loses nothing: the next
  * message for the webhook, or the hourly cron (src/index.ts), picks up from
- * the position. See README "Webhooks" and docs/operations.md "Webhooks".
+ * the position. See docs/webhooks.md and docs/operations.md "Webhooks".
  *
  * Order: one consumer at a time delivers a webhook (a lease in its row), in
  * log order, and a failing change holds back the webhook's later ones: the
@@ -25,9 +25,9 @@
  */
 import { clock } from "../core/clock";
 import { configFor } from "../core/config";
-import type { ChangeType, ObjectRows } from "../db/changes";
+import type { ChangeType, ObjectRows } from "../changes/store";
 import { asAccount } from "../db/client";
-import { rowMapper } from "../db/raw-rows";
+import { rowMapper } from "../db/search/raw-rows";
 import { webhooks, type Webhook, type WebhookOutboxRow } from "../db/schema";
 import { mediaUrlsOn, type MediaUrl } from "../media/url";
 import { subscribes, type EventType } from "./events";
@@ -339,7 +339,7 @@ export async function enqueue(env: Cloudflare.Env, hooks: readonly Named[]): Pro
 
 /**
  * How long an isolate trusts what it read of an account's enabled webhooks
- * before nudging them after a write (README "Webhooks"). Within it a write
+ * before nudging them after a write (docs/webhooks.md). Within it a write
  * reads nothing more: an account without webhooks pays one read per isolate
  * and period, not one per write. A webhook created or re-enabled elsewhere in
  * the meantime misses nothing: its rows are in the outbox, and the message

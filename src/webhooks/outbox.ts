@@ -8,9 +8,9 @@
  */
 import { and, asc, eq, gt } from "drizzle-orm";
 import { database } from "../db/client";
-import { rowMapper } from "../db/raw-rows";
+import { rowMapper } from "../db/search/raw-rows";
 import { categories, events, lists, pinpoints, webhookOutbox, type WebhookOutboxRow } from "../db/schema";
-import type { ObjectRows } from "../db/changes";
+import type { ObjectRows } from "../changes/store";
 
 /** An outbox row's object as the table's row type, as drizzle would read it from the table itself. */
 export const outboxObject: { [K in WebhookOutboxRow["type"]]: (raw: Record<string, unknown>) => ObjectRows[K] } = {

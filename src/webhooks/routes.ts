@@ -1,6 +1,6 @@
 /**
  * /v3.0/webhooks: where an account's changes are POSTed as they commit,
- * signed per Standard Webhooks (README "Webhooks"). Managed with an access
+ * signed per Standard Webhooks (docs/webhooks.md). Managed with an access
  * token; another account's webhook is 403, a missing one 404. Delivery itself
  * is in deliver.ts.
  */

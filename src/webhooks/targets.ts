@@ -10,7 +10,7 @@
  * The one exception is local development (WEBHOOKS_ALLOW_LOOPBACK):
  * `http://127.0.0.1`, `http://localhost` and `http://[::1]`, accepted only
  * while the API itself is reached on a loopback address, which a deployed
- * Worker never is (README "Webhooks").
+ * Worker never is (docs/webhooks.md).
  */
 
 const LOOPBACK_NAMES = new Set(["127.0.0.1", "localhost", "[::1]"]);

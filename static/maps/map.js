@@ -1,7 +1,7 @@
 // @ts-check
 /**
  * The live map of a list (/maps/{list_id}?key=pk_…), in the browser: reads the
- * list and its vector tiles (README "Vector tiles": the TileJSON, then the
+ * list and its vector tiles (docs/vector-tiles.md: the TileJSON, then the
  * tiles MapLibre asks for) through the public API with the page's publishable
  * key, and shows them with MapLibre GL JS, clustered where dense, as the
  * server clusters them: a list of any size costs a few tiles per view. A click
@@ -42,9 +42,9 @@ const maplibregl = await import(MAPLIBRE);
 /** Coming events shown per place. */
 const EVENTS_SHOWN = 5;
 const SOURCE = "places";
-/** The tiles' layer (README "Vector tiles"). */
+/** The tiles' layer (docs/vector-tiles.md). */
 const LAYER = "pinpoints";
-/** Cluster ids are 2^52 plus the XYZ tile of the bin the cluster fills (README "Vector tiles"). */
+/** Cluster ids are 2^52 plus the XYZ tile of the bin the cluster fills (docs/vector-tiles.md). */
 const CLUSTER_BASE = 2 ** 52;
 
 /** Used when no style is configured, or the configured one fails: a plain background, no tiles. */

@@ -1,6 +1,33 @@
-/** Small SQL helpers the search queries of pinpoints and events share. */
+/**
+ * The search engine: the map and text questions of pinpoints and events
+ * (src/pinpoints/search.ts, src/events/search.ts) and what vector tiles read
+ * (src/tiles/source.ts), over indexes the data layer keeps:
+ *   geo.ts          great-circle distance, the boxes that hold a circle, SQL over the R*Tree
+ *   nearest.ts      nearest first: a page read within the smallest circle that holds it
+ *   text-search.ts  `q=` as FTS5 queries, relevance in tiers
+ *   tile-cells.ts   the per-cell counts behind vector tiles
+ *   raw-rows.ts     rows of hand-written SQL, mapped as drizzle maps its own
+ *   search-sql.ts   this module: the SQL the searches share (keyset, ids, tags, tiers)
+ *
+ * What these modules read is not in src/db/schema.ts: drizzle cannot declare
+ * it, so it is defined only in migrations, and triggers keep it in step with
+ * the base rows in every write's own transaction (a later migration's
+ * definition replaces an earlier one):
+ * - `pinpoints_rtree`, the R*Tree of (account, longitude, latitude): created by
+ *   migrations/0004_query_indexes.sql, rebuilt by migrations/0007_rtree_account_width.sql.
+ * - `pinpoints_fts` and `events_fts`, contentless FTS5 indexes: created by 0004,
+ *   rebuilt by migrations/0009_fts_prefix_indexes.sql and migrations/0012_search_forms.sql.
+ * - Their triggers: `pinpoints_index_insert`, `pinpoints_index_text`,
+ *   `events_index_insert` and `events_index_text` as 0012 defines them;
+ *   `pinpoints_index_move`, `pinpoints_index_delete`, `events_index_dates` and
+ *   `events_index_delete` as 0004 does. The event triggers also fill
+ *   `event_occurrences` (a table of the schema) from `events.dates`.
+ * - `tile_cells`, a WITHOUT ROWID table, with its triggers `pinpoints_tiles_*`,
+ *   `list_pinpoints_tiles_*`, `lists_tiles_delete` and `accounts_tiles_delete`:
+ *   migrations/0011_tile_cells.sql.
+ */
 import { sql, type SQL } from "drizzle-orm";
-import { keyset, type Bound } from "./keyset";
+import { keyset, type Bound } from "../keyset";
 import { rawRows } from "./raw-rows";
 
 export const and = (conditions: SQL[]) => sql.join(conditions, sql` AND `);

@@ -3,9 +3,14 @@
  * db/schema.ts): one account's entries after a sequence number, in commit
  * order, and, when asked, the rows of the objects they upserted, read in the
  * same D1 batch (one transaction), so an entry and its object always agree.
+ *
+ * Beside the feed that serves them (routes.ts), not in db/: what it reads is
+ * the feed's, and the webhooks (src/webhooks/) deliver the same entries, so
+ * changes/ is a layer of its own below the resources (.dependency-cruiser.cjs)
+ * that webhooks/ may import, and which imports no resource itself.
  */
 import { and, asc, eq, gt, inArray, lt } from "drizzle-orm";
-import { database } from "./client";
+import { database } from "../db/client";
 import {
   categories,
   changes,
@@ -16,7 +21,7 @@ import {
   type Event,
   type List,
   type Pinpoint,
-} from "./schema";
+} from "../db/schema";
 
 export type Change = typeof changes.$inferSelect;
 export type ChangeType = Change["type"];

@@ -8,9 +8,9 @@
  * public, and nothing lets a Worker tell for certain that it runs locally.
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../core/env";
-import { ApiError } from "../core/problem";
-import { signingKeyProblem } from "../core/signing";
+import type { AppEnv } from "../../core/env";
+import { ApiError } from "../../core/problem";
+import { signingKeyProblem } from "../../core/signing";
 
 let logged = false;
 

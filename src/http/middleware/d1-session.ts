@@ -20,11 +20,11 @@
  * so the queries built once per isolate run in each request's own sessions.
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../core/env";
-import { ApiError } from "../core/problem";
-import { currentBookmark, routed, runInSession } from "../db/client";
-import { BOOKMARK_HEADER } from "./bookmark-header";
-import { matchedOperation } from "./route-metadata";
+import type { AppEnv } from "../../core/env";
+import { ApiError } from "../../core/problem";
+import { currentBookmark, routed, runInSession } from "../../db/client";
+import { BOOKMARK_HEADER } from "../bookmark-header";
+import { matchedOperation } from "../route-metadata";
 
 /** D1's bookmark shape: four hex groups, 8-8-8-32 (what `getBookmark()` returns). */
 const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;

@@ -6,7 +6,7 @@
  * (trace and span ids), which we have always echoed.
  */
 import { createMiddleware } from "hono/factory";
-import type { AppEnv } from "../core/env";
+import type { AppEnv } from "../../core/env";
 
 const REQUEST_ID = /^[\w\-=.:]{1,200}$/;
 

@@ -9,9 +9,9 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
 import * as z from "zod";
-import type { AppEnv } from "../core/env";
-import { ApiError, type FieldError } from "../core/problem";
-import { marksOf } from "./route-metadata";
+import type { AppEnv } from "../../core/env";
+import { ApiError, type FieldError } from "../../core/problem";
+import { marksOf } from "../route-metadata";
 
 /**
  * Accepted on every route: the token (RFC 6750 §2.3) and a publishable key,

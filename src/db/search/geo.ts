@@ -5,7 +5,7 @@
  *
  * The sphere's radius is the Earth's mean radius (IUGG, 6,371,008.8 m), as in
  * most geodesy libraries: against the WGS 84 ellipsoid its distances are off by
- * -0.45% to +0.56% (README "Map queries"), less than with the equatorial radius
+ * -0.45% to +0.56% (docs/map-queries.md "The Earth model"), less than with the equatorial radius
  * (-0.34% to +0.67%). Half its circumference, 20,015,114 m, is the largest
  * `radius` accepted.
  * The index holds 32-bit floats rounded outward, so it only proposes
@@ -46,7 +46,7 @@ export function distanceSql(from: Point, latitude: SQL | unknown, longitude: SQL
  * SQL for the cosine of the angle from `from` to the centre of the R*Tree entry
  * `entry` (the spherical law of cosines): it falls as the distance grows, and
  * costs three functions to the distance's ten, for a statement that compares
- * many entries with circles (src/db/nearest.ts). Near 1 it resolves distances to
+ * many entries with circles (src/db/search/nearest.ts). Near 1 it resolves distances to
  * about a decimetre, finer than the index's own coordinates (a few metres). The
  * numbers are written into the SQL text, as such a statement would pass D1's 100
  * bound parameters.
@@ -89,11 +89,11 @@ export function contains(box: BBox, p: Point): boolean {
  * one around a pole has one part of every longitude. Halves grow with the circle's
  * radius (`latHalf` in proportion, `lonHalf` less than in proportion), so a part
  * scaled by the ratio of a smaller radius to its own holds the smaller circle's box:
- * what src/db/nearest.ts reads its smaller circles by.
+ * what src/db/search/nearest.ts reads its smaller circles by.
  */
 export type CirclePart = { lonCenter: number; lonHalf: number; latHalf: number };
 
-/** Longitudes either side enough for every longitude however far down a circle is scaled (src/db/nearest.ts). */
+/** Longitudes either side enough for every longitude however far down a circle is scaled (src/db/search/nearest.ts). */
 const EVERY_LONGITUDE = 1e9;
 
 /** The parts of the box holding every point within `metres` of `center` (Matuschek's bounding coordinates). */

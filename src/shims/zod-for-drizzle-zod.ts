@@ -6,7 +6,8 @@
  * This object holds just the members drizzle-zod calls, so the bundler drops
  * the rest; test/bundle.test.ts fails if drizzle-zod starts calling another.
  * Our own modules import zod as `import * as z from "zod"`, which the bundler
- * can tree-shake member by member.
+ * can tree-shake member by member. In shims/, not in a layer of the app: no
+ * module of src/ imports it; the bundler links it in for drizzle-zod.
  */
 import {
   any,

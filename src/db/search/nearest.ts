@@ -21,7 +21,7 @@
  * few near the point and many a little farther (a city at the edge of an empty
  * sea). Only the whole octaves are written into the statement; a narrower
  * circle's boxes are its octave's scaled inside SQLite (`CirclePart`,
- * src/db/geo.ts), which keeps the statement short (docs/benchmarks.md "Nearest
+ * src/db/search/geo.ts), which keeps the statement short (docs/benchmarks.md "Nearest
  * first near the poles"). Probe and read are one statement: the probe's answer
  * picks, inside SQLite, the circle whose radius and boxes the read uses.
  */
@@ -40,7 +40,7 @@ import {
   type BBox,
   type Point,
 } from "./geo";
-import type { Bound } from "./keyset";
+import type { Bound } from "../keyset";
 import { rawRows } from "./raw-rows";
 
 /** The ladder's whole octaves: 17 from the first step. */
@@ -62,7 +62,7 @@ const HALVINGS = 12;
 const firstStep = (from: number) => Math.max(125, from / 64);
 
 /**
- * How far the index's 32-bit coordinates (rounded outward, src/db/geo.ts) may put a
+ * How far the index's 32-bit coordinates (rounded outward, src/db/search/geo.ts) may put a
  * place from where it is, in metres: 1.5e-5° of longitude and 7.6e-6° of latitude at
  * most, under 3 m together. The probe counts a place only when it is this far inside
  * the ring, so every place it counts lies in the circle the read uses.
@@ -71,7 +71,7 @@ const INDEX_ERROR = 5;
 
 const WORLD: BBox = { minLon: -180, maxLon: 180, minLat: -90, maxLat: 90 };
 
-/** A part of a circle's box (src/db/geo.ts) with the box of the bbox filter it is cut to (the world if none). */
+/** A part of a circle's box (src/db/search/geo.ts) with the box of the bbox filter it is cut to (the world if none). */
 type SearchPart = { part: CirclePart; clip: BBox };
 
 /** The parts of a circle's boxes that overlap the bbox filter, each with the filter's box it overlaps. */

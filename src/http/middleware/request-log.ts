@@ -3,12 +3,12 @@
  * wrangler.toml indexes JSON fields): request id, method, route pattern,
  * status, duration and the calling account. Never the URL itself: its query
  * may carry an `access_token` (RFC 6750 §2.3), and no header is logged. A 5xx's
- * error is logged separately by onError (errors.ts) with the same request id.
+ * error is logged separately by onError (http/errors.ts) with the same request id.
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { matchedRoutes } from "hono/route";
-import type { AppEnv, Principal } from "../core/env";
+import type { AppEnv, Principal } from "../../core/env";
 
 export type RequestLogLine = {
   level: "info" | "error";

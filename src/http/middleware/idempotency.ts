@@ -10,11 +10,11 @@
  * account) and the body rules (the body is read once, and fingerprinted here).
  */
 import { createMiddleware } from "hono/factory";
-import { base64urlEncode, utf8 } from "../core/crypto";
-import { clock } from "../core/clock";
-import type { AppEnv } from "../core/env";
-import { ApiError } from "../core/problem";
-import { claimKey, finishKey, releaseKey } from "../db/idempotency";
+import { base64urlEncode, utf8 } from "../../core/crypto";
+import { clock } from "../../core/clock";
+import type { AppEnv } from "../../core/env";
+import { ApiError } from "../../core/problem";
+import { claimKey, finishKey, releaseKey } from "../../db/idempotency";
 
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** A key held this long by a request that never finished (its Worker died) may be claimed again. */

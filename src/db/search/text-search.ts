@@ -15,7 +15,7 @@
  * FTS5 reads its index in: a page costs the same at any depth.
  */
 import { sql, type SQL } from "drizzle-orm";
-import { queryString } from "../core/search-form";
+import { queryString } from "../../core/search-form";
 
 export const MAX_QUERY_LENGTH = 200;
 

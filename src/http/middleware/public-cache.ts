@@ -18,12 +18,12 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { clock } from "../core/clock";
-import { base64urlEncode } from "../core/crypto";
-import type { AppEnv, KeyPrincipal } from "../core/env";
-import { runFromBookmark } from "../db/client";
-import { noneMatch } from "./etag";
-import { matchedOperation } from "./route-metadata";
+import { clock } from "../../core/clock";
+import { base64urlEncode } from "../../core/crypto";
+import type { AppEnv, KeyPrincipal } from "../../core/env";
+import { runFromBookmark } from "../../db/client";
+import { noneMatch } from "../etag";
+import { matchedOperation } from "../route-metadata";
 
 /** How long a browser may reuse an answer, then serve it stale while it asks again (seconds). */
 export const BROWSER_MAX_AGE = 2;

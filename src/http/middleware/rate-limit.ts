@@ -19,9 +19,9 @@
  */
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { RateLimit as Limit } from "../core/config";
-import type { AppEnv, Principal } from "../core/env";
-import { ApiError } from "../core/problem";
+import type { RateLimit as Limit } from "../../core/config";
+import type { AppEnv, Principal } from "../../core/env";
+import { ApiError } from "../../core/problem";
 
 /** A policy: its name in the headers, the binding that counts it, and its limit from the config. */
 type Policy = {
