@@ -23,10 +23,10 @@
  */
 import { spawn } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { experimental_readRawConfig } from "wrangler";
+import { freePort } from "../scripts/lib/dev-server.ts";
 import { devFlags, ROOT } from "../scripts/lib/wrangler.ts";
 import { applyLocalMigrations, withLocalBindings } from "../scripts/seed/local.ts";
 import type { LoadRequest, LoadResult } from "./load.ts";
@@ -51,17 +51,6 @@ type Load = (request: LoadRequest) => Promise<LoadResult>;
 type Processes = { worker: number; proxy?: number; wrangler?: number };
 
 type Server = { key: string; label: string; base: string; processes: Processes; stop: () => Promise<void> };
-
-function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const probe = createServer();
-    probe.once("error", reject);
-    probe.listen(0, "127.0.0.1", () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolvePort(port));
-    });
-  });
-}
 
 function procStat(pid: number): { comm: string; ppid: number } | null {
   try {

@@ -6,9 +6,9 @@
  * $TMPDIR/poi-<scenario>.cpuprofile (open it in Chrome DevTools).
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../scripts/lib/dev-server.ts";
 import { measure } from "./load.ts";
 import { runImportGroup } from "./import.ts";
 import { buildGroups } from "./scenarios.ts";
@@ -27,17 +27,6 @@ if (!key) {
   process.exit(64);
 }
 const seconds = Number(secondsArg ?? 5);
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-    server.on("error", reject);
-  });
-}
 
 /** A minimal Chrome DevTools Protocol session over the inspector's WebSocket. */
 async function devtools(url: string) {

@@ -11,7 +11,8 @@ const STARTUP_MS = 90_000;
 
 export type DevServer = { base: string; output: () => string; stop: () => Promise<void> };
 
-function freePort(): Promise<number> {
+/** A TCP port of 127.0.0.1 that nothing listens on now (the OS picks it). */
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const probe = createServer();
     probe.once("error", reject);
