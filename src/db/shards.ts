@@ -46,9 +46,8 @@ export function placementOf(
   accountId: number,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<D1Database> {
-  if (shardNames(env.SHARDS).length === 1 && shardNames(env.SHARDS)[0] === DIRECTORY) {
-    return Promise.resolve(env.DB);
-  }
+  const names = shardNames(env.SHARDS);
+  if (names.length === 1 && names[0] === DIRECTORY) return Promise.resolve(env.DB);
   const cached = placements.get(accountId);
   const age = cached ? clock.now() - cached.fetchedAt : Infinity;
   if (!cached || age >= PLACEMENT_FRESH_MS) {
