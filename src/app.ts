@@ -14,6 +14,7 @@
  *     config.ts              the deploy's configuration in `c.var.config`
  *     cors.ts                CORS on the configured origins
  *     signing-key-check.ts   one 503 while TOKEN_SIGNING_KEY is unusable
+ *     allowed-methods.ts     405 with `Allow` for a method the path does not take
  *     d1-session.ts          `d1Session`: the request's D1 session and its bookmark
  *     query-parameters.ts    400 for an unknown query parameter under /v3.0/
  *     webhooks/routes.ts     `nudgeWebhooks`: after a write, the account's webhooks are told
@@ -35,6 +36,7 @@ import { changeRoutes, type ObjectJson } from "./changes/routes";
 import type { AppEnv } from "./core/env";
 import { eventToJson } from "./events/json";
 import { eventRoutes } from "./events/routes";
+import { checkMethod } from "./http/middleware/allowed-methods";
 import { withConfig } from "./http/middleware/config";
 import { corsPolicy } from "./http/middleware/cors";
 import { d1Session } from "./http/middleware/d1-session";
@@ -74,7 +76,9 @@ const appRoutes = (): readonly RouterRoute[] => app.routes;
 
 export const app = new Hono<AppEnv>({ strict: false })
   // The signing key check after CORS, so a browser can read the 503 of a service without its key.
-  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey, d1Session)
+  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey)
+  // Before the credentials, the session and the query: a method the path does not take has no operation to check.
+  .use(checkMethod(appRoutes), d1Session)
   // Before the routes, so a misspelt parameter is refused before any auth or database work.
   .use(rejectUnknownQueryParameters("/v3.0/"))
   // After every successful write, the account's webhooks are told (src/webhooks/routes.ts).
@@ -100,4 +104,4 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/maps", mapRoutes);
 
 app.onError(onError);
-app.notFound(notFound(app.routes));
+app.notFound(notFound);

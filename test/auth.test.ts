@@ -1,8 +1,9 @@
 /**
  * Bearer access (CONTRACT "Clients, tokens, scopes", "Errors"): RFC 6750
  * challenges, token verification (signature, algorithm, key, expiry, shape),
- * scopes per method, the `access_token` query parameter, and revocation and
- * rotation taking effect within 60 seconds.
+ * scopes per method, the `access_token` query parameter (an empty one, or an
+ * empty `key=`, being none), and revocation and rotation taking effect within
+ * 60 seconds.
  */
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
@@ -13,6 +14,7 @@ import { signingKeys, type SigningKey } from "../src/core/signing";
 import { signToken, type TokenClaims } from "../src/auth/tokens";
 import { clock } from "../src/core/clock";
 import {
+  BASE,
   call,
   caller,
   createClient,
@@ -22,6 +24,7 @@ import {
   type Caller,
   type TestClient,
 } from "./helpers";
+import { openApiRequests, type Json } from "./openapi-requests";
 
 const realNow = clock.now;
 afterEach(() => {
@@ -115,7 +118,7 @@ async function expectOk(response: Response, status = 200): Promise<void> {
 
 describe("bearer: no or unusable credentials", () => {
   it("answers 401 problem details with a bare challenge when no token is sent", async () => {
-    for (const path of ["/v3.0/pinpoints", "/v3.0/pinpoints/1", "/v3.0/lists", "/v3.0/lists/1/pinpoints"]) {
+    for (const path of ["/v3.0/pinpoints", "/v3.0/pinpoints/1", "/v3.0/lists", "/v3.0/events/1"]) {
       const response = await call(path);
       const body = await expectProblem(response, 401);
       expect(body.type).toMatch(/unauthorized$/);
@@ -398,8 +401,10 @@ describe("bearer: access_token query parameter", () => {
     await response.body?.cancel();
   });
 
-  it("refuses an empty access_token as an invalid token", async () => {
-    await expectInvalidToken(await call("/v3.0/pinpoints?access_token="));
+  it("takes an empty access_token for no token: 401 with the bare challenge", async () => {
+    const response = await call("/v3.0/pinpoints?access_token=");
+    await expectProblem(response, 401);
+    expect(response.headers.get("WWW-Authenticate")).toBe(REALM);
   });
 
   it("refuses a token in both the header and the query with 400 (RFC 6750 §2)", async () => {
@@ -408,6 +413,49 @@ describe("bearer: access_token query parameter", () => {
     const body = await expectProblem(response, 400);
     expect(body.detail).toMatch(/one credential/);
     expect(response.headers.get("WWW-Authenticate")).toContain('error="invalid_request"');
+  });
+});
+
+describe("bearer: an empty query credential is none", () => {
+  it("on every operation that takes a publishable key: key= or access_token= beside the header changes nothing", async () => {
+    const document = await (await call("/v3.0/openapi.json")).json<Json>();
+    const a = await caller();
+    const requests = openApiRequests(document, a);
+    const keyed = requests
+      .operations()
+      .filter(
+        ([method, , operation]) =>
+          method === "get" && (operation.security ?? []).some((s: Json) => "publishableKey" in s),
+      );
+    expect(keyed.map(([, path]) => path)).toEqual(
+      expect.arrayContaining(["/v3.0/pinpoints", "/v3.0/lists", "/v3.0/tiles/{z}/{x}/{y}.mvt", "/v3.0/tiles.json"]),
+    );
+    for (const [, path, operation] of keyed) {
+      const url = await requests.urlOf(path, operation);
+      const withQuery = (extra: string) => `${url}${url.includes("?") ? "&" : "?"}${extra}`;
+      const plain = await a.get(url);
+      const expected = await plain.text();
+      expect(plain.status, `${url}: ${expected.slice(0, 200)}`).toBe(200);
+      for (const empty of ["key=", "access_token=", "key=&access_token="]) {
+        const response = await a.get(withQuery(empty));
+        const text = await response.text();
+        expect(response.status, `${withQuery(empty)}: ${text.slice(0, 200)}`).toBe(200);
+        // Links and tile URLs carry no empty credential on (they carry a non-empty one); a `self` link is
+        // the request's own URL, as it was sent.
+        const others = text.replaceAll(new URL(withQuery(empty), BASE).href, "");
+        expect(others, withQuery(empty)).not.toMatch(/[?&](key|access_token)=(&|"|$)/);
+        const anonymous = await call(withQuery(empty));
+        await expectProblem(anonymous, 401);
+        expect(anonymous.headers.get("WWW-Authenticate"), withQuery(empty)).toBe(REALM);
+      }
+    }
+  });
+
+  it("on the map page: an empty key= is a missing key", async () => {
+    const missing = await call("/maps/1");
+    const empty = await call("/maps/1?key=");
+    const [a, b] = [await expectProblem(missing, 400), await expectProblem(empty, 400)];
+    expect(b.errors).toEqual(a.errors);
   });
 });
 

@@ -286,11 +286,37 @@ describe("the headers of conditional requests, retries and D1 sessions", () => {
     expect(taking(document, "X-D1-Bookmark")).toEqual(named);
     for (const [method, path, operation] of sessions)
       expect(operation.responses, `${method} ${path}`).toHaveProperty("400");
-    const pattern = new RegExp(
-      resolve<{ schema: { pattern: string } }>(document, { $ref: "#/components/parameters/Bookmark" }).schema.pattern,
-    );
-    expect(pattern.test("00000000-0000000c-00000000-00000000000000000000000000000000")).toBe(true);
+  });
+
+  it("states the bookmark's one shape both ways: every bookmark an answer gives fits it, and only what fits is taken", async () => {
+    const document = await fetchDocument();
+    const sent = resolve<{ schema: { pattern: string } }>(document, { $ref: "#/components/parameters/Bookmark" });
+    const given = resolve<{ schema: { pattern: string } }>(document, { $ref: "#/components/headers/Bookmark" });
+    // One pattern, read where the session parses the header (src/http/bookmark-header.ts).
+    expect(given.schema).toEqual(sent.schema);
+    const pattern = new RegExp(sent.schema.pattern);
     expect(pattern.test("garbage")).toBe(false);
+    const who = await caller();
+    const answers = [
+      await who.send("POST", "/v3.0/pinpoints", { name: "Bookmarked", latitude: 1, longitude: 2 }),
+      await who.get("/v3.0/pinpoints"),
+      await who.get("/v3.0/lists"),
+    ];
+    for (const answer of answers) {
+      await answer.body?.cancel();
+      const bookmark = answer.headers.get("X-D1-Bookmark");
+      expect(bookmark).not.toBeNull();
+      expect(bookmark).toMatch(pattern);
+      // Sent back as given, it is taken; changed so that it no longer fits, it is a 400.
+      const again = await who.get("/v3.0/pinpoints", { "X-D1-Bookmark": bookmark! });
+      expect(again.status).toBe(200);
+      await again.body?.cancel();
+      for (const unfit of [`${bookmark}x`, `x${bookmark}`, "", " "].filter((b) => !pattern.test(b.trim()))) {
+        const refused = await who.get("/v3.0/pinpoints", { "X-D1-Bookmark": unfit });
+        expect(refused.status, JSON.stringify(unfit)).toBe(400);
+        await refused.body?.cancel();
+      }
+    }
   });
 
   it("gives no header an example, which Swagger UI would send with every request from /docs", async () => {

@@ -248,6 +248,14 @@ describe("without a time", () => {
     expect(found.length).toBe(rows.length);
   });
 
+  it("every event, in the same order, with a radius past half the circumference (20,037,508, or any finite one)", async () => {
+    const everywhere = ids(await walk(a, "/v3.0/events?latitude=0&longitude=0&limit=400"));
+    for (const radius of ["20037508", "1e300"])
+      expect(ids(await walk(a, `/v3.0/events?latitude=0&longitude=0&radius=${radius}&limit=400`)), radius).toEqual(
+        everywhere,
+      );
+  });
+
   it("q by tier: name, then name or tags, then anywhere", async () => {
     const fold = (t: string) => t.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
     const found = await walk(a, "/v3.0/events?q=fete&limit=60");

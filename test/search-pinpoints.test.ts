@@ -6,7 +6,7 @@
  * edges of the boxes asked for and points exactly at the radius.
  */
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import { contains, distance, EARTH_RADIUS, type BBox, type Point } from "../src/db/search/geo";
+import { contains, distance, EARTH_RADIUS, HALF_CIRCUMFERENCE, type BBox, type Point } from "../src/db/search/geo";
 import { caller, contentDb, createCategories, createPinpoint, json, walkBothWays, type Caller } from "./helpers";
 
 type Row = {
@@ -205,6 +205,20 @@ describe("nearest first", () => {
     expect(found.length).toBe(N);
     expectNearest(found, center);
   });
+
+  it.each(centers)(
+    "near %s with a radius past half the circumference (the old maximum, 20,037,508, and any finite one): every point",
+    async (_, center) => {
+      for (const radius of [String(Math.ceil(HALF_CIRCUMFERENCE)), "20037508", "1.7e308"]) {
+        const found = await walk(
+          a,
+          `/v3.0/pinpoints?latitude=${center.latitude}&longitude=${center.longitude}&radius=${radius}&limit=500`,
+        );
+        expect(found.length, radius).toBe(N);
+        expectNearest(found, center, Number(radius));
+      }
+    },
+  );
 
   it("a point exactly at the radius is included", async () => {
     const center = { latitude: 48.86, longitude: 2.34 };
@@ -503,7 +517,7 @@ describe("bad values: 400 naming the parameter", () => {
     ["longitude=0", "latitude"],
     ["latitude=x&longitude=0", "latitude"],
     ["latitude=0&longitude=0&radius=-1", "radius"],
-    ["latitude=0&longitude=0&radius=20015115", "radius"],
+    ["latitude=0&longitude=0&radius=1e400", "radius"],
     ["latitude=0&longitude=0&radius=ten", "radius"],
     ["radius=10", "radius"],
     [`q=${"a".repeat(201)}`, "q"],

@@ -1633,7 +1633,7 @@ export interface components {
     IfMatch: string;
     /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
     IdempotencyKey: string;
-    /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+    /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
     Bookmark: string;
   };
   requestBodies: never;
@@ -1727,7 +1727,7 @@ export interface operations {
         latitude?: number;
         /** @description Degrees, -180 to 180; with `latitude` */
         longitude?: number;
-        /** @description Metres (at most 20015114, half the circumference of a sphere of the Earth's mean radius): only results within it; needs `latitude` and `longitude` */
+        /** @description Metres, from 0: only results within it; needs `latitude` and `longitude`. Beyond 20,015,114 (half the circumference of a sphere of the Earth's mean radius) every result is within it */
         radius?: number;
         /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
@@ -1741,7 +1741,7 @@ export interface operations {
         format?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -1779,7 +1779,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -1862,7 +1862,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1906,7 +1906,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1956,7 +1956,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1990,9 +1990,14 @@ export interface operations {
         limit?: number;
         /** @description Opaque; comes with a page's next and previous URLs */
         cursor?: string;
+        /**
+         * @deprecated
+         * @description Ignored, whatever its value: your lists are your own. Accepted for the original service's WordPress plugin, which sends it
+         */
+        user?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2028,7 +2033,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2077,7 +2082,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2120,7 +2125,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2167,7 +2172,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2200,7 +2205,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2263,7 +2268,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2338,7 +2343,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2374,7 +2379,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2426,7 +2431,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2469,7 +2474,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2516,7 +2521,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2563,7 +2568,7 @@ export interface operations {
         latitude?: number;
         /** @description Degrees, -180 to 180; with `latitude` */
         longitude?: number;
-        /** @description Metres (at most 20015114, half the circumference of a sphere of the Earth's mean radius): only results within it; needs `latitude` and `longitude` */
+        /** @description Metres, from 0: only results within it; needs `latitude` and `longitude`. Beyond 20,015,114 (half the circumference of a sphere of the Earth's mean radius) every result is within it */
         radius?: number;
         /** @description Words to find in the name, address, tags and description text, ignoring case and accents; the last word also as a prefix. In Chinese, Japanese, Thai, Lao, Khmer and Burmese a word is found anywhere inside a text */
         q?: string;
@@ -2575,7 +2580,7 @@ export interface operations {
         format?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2613,7 +2618,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2674,7 +2679,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2718,7 +2723,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2768,7 +2773,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2806,7 +2811,7 @@ export interface operations {
         include?: "objects";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2959,7 +2964,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3028,7 +3033,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3111,7 +3116,7 @@ export interface operations {
         updated_since?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3181,7 +3186,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3217,7 +3222,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3265,7 +3270,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3296,7 +3301,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3330,7 +3335,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3366,7 +3371,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3415,7 +3420,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3446,7 +3451,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3489,7 +3494,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3520,7 +3525,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3559,7 +3564,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3599,7 +3604,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3630,7 +3635,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3661,7 +3666,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3692,7 +3697,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3730,7 +3735,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3768,7 +3773,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3820,7 +3825,7 @@ export interface operations {
         f?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3858,7 +3863,7 @@ export interface operations {
         f?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3898,7 +3903,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;

@@ -15,6 +15,7 @@ import { scopeFor } from "../core/scopes";
 import { ApiError } from "../core/problem";
 import { PUBLISHABLE_KEY_PREFIX } from "../core/secrets";
 import { useAccount } from "../db/client";
+import { queryCredential } from "../http/middleware/query-parameters";
 import { matchedOperation } from "../http/route-metadata";
 import { clientInGoodStanding } from "./client-status";
 import { signingKeys } from "../core/signing";
@@ -36,8 +37,8 @@ function unauthorized(detail: string, tokenSent: boolean): ApiError {
 /** The credential of the request and where it came from; throws if it was sent in more than one place. */
 function credentialOf(c: Context<AppEnv>): { credential: string | undefined; inQuery: boolean } {
   const header = c.req.header("Authorization");
-  const fromQuery = c.req.query("access_token");
-  const keyParam = c.req.query("key");
+  const fromQuery = queryCredential(c, "access_token");
+  const keyParam = queryCredential(c, "key");
   const sent = [header, fromQuery, keyParam].filter((value) => value !== undefined).length;
   if (sent > 1) {
     // §2: clients MUST NOT use more than one method to transmit the token.

@@ -50,15 +50,20 @@ export const latitudeParam = decimal(-90, 90)
 export const longitudeParam = decimal(-180, 180)
   .optional()
   .meta({ description: "Degrees, -180 to 180; with `latitude`", inputSchema: LONGITUDE });
-export const radiusParam = decimal(
-  0,
-  Math.floor(HALF_CIRCUMFERENCE),
-  `a distance in metres between 0 and ${Math.floor(HALF_CIRCUMFERENCE)}`,
-)
+/**
+ * `radius`: any finite number of metres from 0. No place is farther than half the circumference of the
+ * sphere the distances are measured on, so a larger radius (20,037,508, half the equator, the largest one
+ * accepted before the mean radius was) means every place, and the search takes it as that.
+ */
+export const radiusParam = decimal(0, Number.MAX_VALUE, "a finite distance in metres from 0")
+  .transform((metres) => Math.min(metres, HALF_CIRCUMFERENCE))
   .optional()
   .meta({
-    description: `Metres (at most ${Math.floor(HALF_CIRCUMFERENCE)}, half the circumference of a sphere of the Earth's mean radius): only results within it; needs \`latitude\` and \`longitude\``,
-    inputSchema: numberIn(0, Math.floor(HALF_CIRCUMFERENCE)),
+    description:
+      "Metres, from 0: only results within it; needs `latitude` and `longitude`. Beyond " +
+      `${Math.floor(HALF_CIRCUMFERENCE).toLocaleString("en-US")} (half the circumference of a sphere of the ` +
+      "Earth's mean radius) every result is within it",
+    inputSchema: { type: "number", minimum: 0 },
   });
 
 export const bboxParam = z

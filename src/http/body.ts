@@ -13,7 +13,7 @@ import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { DEFAULT_MAX_BODY_BYTES, matchedOperation } from "./route-metadata";
+import { DEFAULT_MAX_BODY_BYTES, matchedOperation, readsBody } from "./route-metadata";
 
 const jsonMediaType = /^application\/(?:[\w.-]+\+)?json$/i;
 
@@ -130,18 +130,22 @@ export const jsonBody = () =>
     // A declared non-empty body of another type is refused before any of it is read.
     if (!isJson && declared !== null && declared > 0) throw unsupported();
     const bytes = await readBodyWithin(raw.body, max, declared);
+    // Hono's body cache is typed loosely; the validator and the idempotency fingerprint read the text from
+    // here, since the stream is spent: an empty body too (`Content-Length: 0`, as many clients send a POST
+    // without content), which is no body.
+    const cache = (text: string) => ((c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text));
     if (bytes.byteLength === 0) {
-      if (isJson) throw new ApiError("malformed_json", "The request body is empty; send a JSON document.");
+      cache("");
+      // Labelled JSON where the operation reads a document, it is a mistake worth naming; elsewhere it is no body.
+      if (isJson && readsBody(c))
+        throw new ApiError("malformed_json", "The request body is empty; send a JSON document.");
       return next();
     }
     if (!isJson) throw unsupported();
-    let text: string;
     try {
-      text = new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+      cache(new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes));
     } catch {
       throw new ApiError("malformed_json", "The request body is not valid UTF-8.");
     }
-    // Hono's body cache is typed loosely; the validator reads the text from here.
-    (c.req.bodyCache as { text?: Promise<string> }).text = Promise.resolve(text);
     return next();
   });

@@ -1,15 +1,12 @@
 /**
  * The app's `onError` and `notFound`: every failure leaves as problem details,
- * a known path with the wrong method is a 405 with `Allow`, and a 5xx never
- * shows a stack trace or SQL (it is logged with the request id instead).
+ * and a 5xx never shows a stack trace or SQL (it is logged with the request id
+ * instead).
  */
 import type { Context, ErrorHandler, NotFoundHandler } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { PatternRouter } from "hono/router/pattern-router";
-import type { RouterRoute } from "hono/types";
 import type { AppEnv } from "../core/env";
 import { ApiError, problemCodes, problemType, type ProblemCode } from "../core/problem";
-import { trimEnd } from "../core/trim";
 import { explainMissing, MissingHere } from "../db/ownership";
 import { jsonErrorOffset, lineAndColumn } from "./json-position";
 
@@ -84,25 +81,9 @@ export const onError: ErrorHandler<AppEnv> = async (error, c) => {
   );
 };
 
-/** 404 for unknown paths, 405 with `Allow` for known paths and other methods. */
-export function notFound(routes: RouterRoute[]): NotFoundHandler<AppEnv> {
-  let router: PatternRouter<string> | null = null;
-  return (c) => {
-    if (!router) {
-      router = new PatternRouter<string>();
-      for (const route of routes) if (route.method !== "ALL") router.add("ALL", route.path, route.method);
-    }
-    const path = c.req.path.length > 1 ? trimEnd(c.req.path, "/") : c.req.path;
-    const methods = new Set(router.match("ALL", path)[0].map(([method]) => method));
-    if (methods.size === 0) return render(c, new ApiError("not_found", `No resource at ${c.req.path}.`));
-    if (methods.has("GET")) methods.add("HEAD");
-    methods.add("OPTIONS");
-    const allow = [...methods].join(", ");
-    return render(
-      c,
-      new ApiError("method_not_allowed", `${c.req.method} is not supported here; use ${allow}.`, {
-        headers: { Allow: allow },
-      }),
-    );
-  };
-}
+/**
+ * 404 for a path no route has. A path some route has, asked with another method, never gets here: it is
+ * a 405, answered before the credential check (http/middleware/allowed-methods.ts).
+ */
+export const notFound: NotFoundHandler<AppEnv> = (c) =>
+  render(c, new ApiError("not_found", `No resource at ${c.req.path}.`));

@@ -161,3 +161,14 @@ export function matchedOperation(c: Context): OperationSpec | undefined {
   }
   return undefined;
 }
+
+/**
+ * Whether the route a request matched reads a request body: it validates one, or its operation names the
+ * bodies it takes (the OpenAPI document's `requestBody` says the same).
+ */
+export function readsBody(c: Context): boolean {
+  return matchedRoutes(c).some(({ handler }) => {
+    const { [VALIDATION]: validation, [OPERATION]: spec } = handler as Marked;
+    return validation?.target === "json" || validation?.target === "form" || spec?.body !== undefined;
+  });
+}

@@ -4,7 +4,7 @@ import { resourceApp } from "../auth/resource-app";
 import { ApiError } from "../core/problem";
 import { assertListPublished } from "../db/published";
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../fields/schemas";
-import { pageOf, paginate, pageQuery } from "../http/pagination";
+import { pageOf, paginate } from "../http/pagination";
 import { ifMatch, jsonWithETag, notModifiedResponse, setETag } from "../http/etag";
 import { ID, pathId } from "../http/path";
 import { created } from "../http/responses";
@@ -16,6 +16,7 @@ import {
   batchResultJson,
   listCreate,
   listJson,
+  listsQuery,
   listUpdate,
   MAX_BATCH_ITEMS,
   membershipBody,
@@ -115,7 +116,7 @@ const operations = {
 export const listRoutes = resourceApp()
   .get(
     "/",
-    ...operations.list(validate("query", pageQuery), async (c) =>
+    ...operations.list(validate("query", listsQuery), async (c) =>
       c.json(
         await paginate(c, {
           collection: "lists",

@@ -3,6 +3,7 @@ import { createInsertSchema, createSelectSchema, createUpdateSchema } from "driz
 import * as z from "zod";
 import { lists } from "../db/schema";
 import * as field from "../fields/schemas";
+import { pageQuery } from "../http/pagination";
 
 const refinements = {
   name: () => field.name,
@@ -21,6 +22,24 @@ export const listJson = createSelectSchema(lists)
   .extend({ created_at: z.iso.datetime(), updated_at: z.iso.datetime() })
   .meta({ id: "List" });
 export type ListJson = z.output<typeof listJson>;
+
+/**
+ * The query of GET /v3.0/lists: a page, and `user`, which the original service's WordPress plugin sends
+ * to fill its list picker (`?user=<its user id>&limit=400`, docs/api.md "Clients of the original
+ * service"). The lists read are the caller's own (or its key's) whoever it names, so it is accepted and
+ * ignored, empty or not, and page links do not carry it.
+ */
+export const listsQuery = pageQuery.extend({
+  user: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        "Ignored, whatever its value: your lists are your own. Accepted for the original service's WordPress " +
+        "plugin, which sends it",
+      deprecated: true,
+    }),
+});
 
 /** Membership bodies: an array of `{"id": <pinpoint id>}`; items are checked one by one. */
 export const MAX_BATCH_ITEMS = 1000;

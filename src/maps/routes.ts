@@ -17,7 +17,11 @@ import { validate } from "../http/validation";
 import { mapPage, mapPolicy } from "./page";
 
 const mapQuery = z.object({
-  key: z.string().regex(KEY_SHAPE, "must be a publishable key (pk_ and 20 to 100 base64url characters)"),
+  // An empty `key=` is no key, as on the API (src/http/middleware/query-parameters.ts): the page has none.
+  key: z.preprocess(
+    (value) => value || undefined,
+    z.string().regex(KEY_SHAPE, "must be a publishable key (pk_ and 20 to 100 base64url characters)"),
+  ),
 });
 
 /**

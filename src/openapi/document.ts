@@ -234,7 +234,8 @@ export function securitySchemes(origin: string): Record<string, unknown> {
       scheme: "bearer",
       description:
         "An access token from POST /v3.0/oauth2/token, in `Authorization: Bearer <token>`. " +
-        "Clients that cannot set headers may send it as the `access_token` query parameter (RFC 6750 §2.3).",
+        "Clients that cannot set headers may send it as the `access_token` query parameter (RFC 6750 §2.3). " +
+        "An empty `access_token=` or `key=` is no credential: ignored beside this header.",
     },
     publishableKey: {
       type: "apiKey",
@@ -243,7 +244,8 @@ export function securitySchemes(origin: string): Record<string, unknown> {
       description:
         "A publishable key (`pk_…`) from POST /v3.0/keys, for web pages: it may be public. It reads, on the " +
         "operations that list it, only the lists it publishes, their pinpoints, the events at them and the " +
-        "categories, from the web origins it allows. Also accepted as `Authorization: Bearer pk_…`. " +
+        "categories, from the web origins it allows. Also accepted as `Authorization: Bearer pk_…`; an empty " +
+        "`key=` is no key. " +
         "Answers to it are publicly cacheable (docs/publishing-maps.md).",
     },
   };
@@ -398,11 +400,13 @@ function describeParameters(
     for (const [name, property] of Object.entries((json.properties ?? {}) as Record<string, JsonSchema>)) {
       const existing = parameters.findIndex((p) => p.name === name && p.in === location);
       // `explode: false`: an array as one comma-separated value (`bbox=1,2,3,4`, OpenAPI style form).
-      const { description, explode, ...propertySchema } = property;
+      const { description, explode, deprecated, ...propertySchema } = property;
       const parameter = {
         name,
         in: location,
         required: location === "path" || required.includes(name),
+        // On the parameter, where Swagger UI and generated clients look for it.
+        ...(deprecated === true ? { deprecated } : {}),
         // A path parameter keeps what the operation says of it (its example) beside its validator's schema.
         ...(location === "path" ? pathParamAbout(spec?.pathParams?.[name]) : {}),
         ...(description ? { description } : {}),

@@ -13,12 +13,15 @@
  *   the authenticated ones take it, and refuse a malformed one with a 400
  *   after the credential check (http/middleware/d1-session.ts); the others ignore one.
  */
-import { BOOKMARK_HEADER } from "../http/bookmark-header";
+import { BOOKMARK_HEADER, BOOKMARK_PATTERN } from "../http/bookmark-header";
 
 type Operation = Record<string, unknown>;
 type Responses = Record<string, Record<string, unknown>>;
 
 const ref = (kind: "parameters" | "headers" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
+
+/** A bookmark's one shape, as the session reads it (http/bookmark-header.ts): what is sent and what may be sent back. */
+const bookmarkSchema = { type: "string", pattern: BOOKMARK_PATTERN.source };
 
 /**
  * No `example` on these headers: Swagger UI fills a parameter's example into every request it sends, so
@@ -55,9 +58,9 @@ export const syncParameters = {
     name: BOOKMARK_HEADER,
     in: "header",
     description:
-      "The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes " +
-      "with D1 read replication); anything else is a 400",
-    schema: { type: "string", pattern: "^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$" },
+      "The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at " +
+      "least that recent (read-your-writes with D1 read replication); anything else is a 400",
+    schema: bookmarkSchema,
   },
 };
 
@@ -69,7 +72,7 @@ export const syncHeaders = {
   },
   Bookmark: {
     description: `The D1 session's latest bookmark; send it back in \`${BOOKMARK_HEADER}\` to read your writes`,
-    schema: { type: "string" },
+    schema: bookmarkSchema,
   },
 };
 

@@ -95,7 +95,8 @@ export async function tileJson(
   const template = new URL("/v3.0/tiles/{z}/{x}/{y}.mvt", url.origin);
   for (const name of KEPT) {
     const value = url.searchParams.get(name);
-    if (value !== null) template.searchParams.set(name, value);
+    // An empty `key=` is no credential (http/middleware/query-parameters.ts); empty filters never get here (400).
+    if (value) template.searchParams.set(name, value);
   }
   // URL encodes the braces of the template; TileJSON wants them as they are.
   const tiles = template.toString().replace(/%7B([xyz])%7D/g, "{$1}");

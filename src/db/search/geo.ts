@@ -7,7 +7,7 @@
  * most geodesy libraries: against the WGS 84 ellipsoid its distances are off by
  * -0.45% to +0.56% (docs/map-queries.md "The Earth model"), less than with the equatorial radius
  * (-0.34% to +0.67%). Half its circumference, 20,015,114 m, is the largest
- * `radius` accepted.
+ * distance there is: a larger `radius` is taken as that one.
  * The index holds 32-bit floats rounded outward, so it only proposes
  * candidates; every answer is re-checked against the exact columns.
  */

@@ -23,19 +23,10 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../../core/env";
 import { ApiError } from "../../core/problem";
 import { currentBookmark, routed, runInSession } from "../../db/client";
-import { BOOKMARK_HEADER } from "../bookmark-header";
+import { BOOKMARK_HEADER, parseBookmark } from "../bookmark-header";
 import { matchedOperation } from "../route-metadata";
 
-/** D1's bookmark shape: four hex groups, 8-8-8-32 (what `getBookmark()` returns). */
-const BOOKMARK = /^[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{8}-[0-9a-f]{32}$/;
-
 const READS = new Set(["GET", "HEAD", "OPTIONS"]);
-
-/** The bookmark sent, if it is one; undefined when none was sent or it is malformed. */
-function sentBookmark(header: string | undefined): string | undefined {
-  const value = header?.trim();
-  return value !== undefined && BOOKMARK.test(value) ? value : undefined;
-}
 
 /**
  * 400 for a malformed bookmark on a route that documents the header: mounted after the credential
@@ -43,7 +34,7 @@ function sentBookmark(header: string | undefined): string | undefined {
  */
 export const checkBookmark = createMiddleware<AppEnv>(async function checkBookmark(c, next) {
   const header = c.req.header(BOOKMARK_HEADER);
-  if (header !== undefined && sentBookmark(header) === undefined && matchedOperation(c)) {
+  if (header !== undefined && parseBookmark(header) === undefined && matchedOperation(c)) {
     const detail = "must be a bookmark exactly as an earlier response's X-D1-Bookmark header gave it";
     throw new ApiError("bad_request", `${BOOKMARK_HEADER} ${detail}.`, {
       errors: [{ parameter: BOOKMARK_HEADER, detail }],
@@ -53,7 +44,7 @@ export const checkBookmark = createMiddleware<AppEnv>(async function checkBookma
 });
 
 export const d1Session = createMiddleware<AppEnv>(async function d1Session(c, next) {
-  const bookmark = sentBookmark(c.req.header(BOOKMARK_HEADER));
+  const bookmark = parseBookmark(c.req.header(BOOKMARK_HEADER));
   const constraint = READS.has(c.req.method) ? "first-unconstrained" : "first-primary";
   const env = c.env;
   c.env = { ...env, DB: routed(env.DB) };

@@ -25,10 +25,19 @@ export const ALWAYS_ACCEPTED = ["access_token", "key"] as const;
  */
 export const IGNORED = "_";
 
+/**
+ * A credential in the query, or undefined when there is none: an empty one (`key=`, as a page or a
+ * generated client sends a key it does not have) is no credential, so it is not one of several
+ * beside an `Authorization` header (src/auth/bearer.ts), and links do not carry it on.
+ */
+export function queryCredential(c: Context, name: (typeof ALWAYS_ACCEPTED)[number]): string | undefined {
+  return c.req.query(name) || undefined;
+}
+
 /** The credentials this request carries in its query, which the links of its answer carry on. */
 export function queryCredentials(c: Context): [name: string, value: string][] {
   return ALWAYS_ACCEPTED.flatMap((name) => {
-    const value = c.req.query(name);
+    const value = queryCredential(c, name);
     return value === undefined ? [] : [[name, value] as [string, string]];
   });
 }
