@@ -1255,7 +1255,7 @@ export interface components {
       /** @description Why the attempt failed, when the status does not say */
       error: string | null;
       latency_ms: number;
-      /** @description The write's sequence number in the change feed */
+      /** @description The write's position among your account's changes (1, 2, 3…, one per change), as its payload shows it */
       position: number;
       /** @description When a failed attempt is retried */
       next_retry_at: string | null;
@@ -1633,7 +1633,7 @@ export interface components {
     IfMatch: string;
     /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
     IdempotencyKey: string;
-    /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+    /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
     Bookmark: string;
   };
   requestBodies: never;
@@ -1642,7 +1642,7 @@ export interface components {
     ETag: string;
     /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
     IdempotentReplayed: "true";
-    /** @description The D1 session's latest bookmark; send it back in `X-D1-Bookmark` to read your writes */
+    /** @description The D1 session's latest position, sealed (80 base64url characters, different at every answer); send it back in `X-D1-Bookmark` to read your writes. On answers to an access token only */
     Bookmark: string;
   };
   pathItems: never;
@@ -1680,7 +1680,6 @@ export interface operations {
         headers: {
           /** @description `no-store` */
           "Cache-Control"?: string;
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -1690,7 +1689,6 @@ export interface operations {
       /** @description `invalid_request`, `unsupported_grant_type` or `invalid_scope` */
       400: {
         headers: {
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -1702,7 +1700,6 @@ export interface operations {
         headers: {
           /** @description `Basic realm="api", charset="UTF-8"` */
           "WWW-Authenticate"?: string;
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -1741,7 +1738,7 @@ export interface operations {
         format?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -1779,7 +1776,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -1862,7 +1859,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1906,7 +1903,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1956,7 +1953,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1992,7 +1989,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2028,7 +2025,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2077,7 +2074,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2120,7 +2117,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2167,7 +2164,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2200,7 +2197,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2263,7 +2260,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2338,7 +2335,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2374,7 +2371,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2426,7 +2423,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2469,7 +2466,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2516,7 +2513,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2575,7 +2572,7 @@ export interface operations {
         format?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2613,7 +2610,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2674,7 +2671,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2718,7 +2715,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2768,7 +2765,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2806,7 +2803,7 @@ export interface operations {
         include?: "objects";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2959,7 +2956,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3028,7 +3025,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3111,7 +3108,7 @@ export interface operations {
         updated_since?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3152,7 +3149,6 @@ export interface operations {
           Vary?: string;
           /** @description `public, max-age=300` with a configured public origin, else `private, max-age=300` */
           "Cache-Control"?: string;
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -3181,7 +3177,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3217,7 +3213,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3265,7 +3261,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3296,7 +3292,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3330,7 +3326,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3366,7 +3362,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3415,7 +3411,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3446,7 +3442,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3489,7 +3485,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3520,7 +3516,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3559,7 +3555,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3599,7 +3595,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3630,7 +3626,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3661,7 +3657,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3692,7 +3688,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3730,7 +3726,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3768,7 +3764,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3820,7 +3816,7 @@ export interface operations {
         f?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3858,7 +3854,7 @@ export interface operations {
         f?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3898,7 +3894,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
