@@ -11,7 +11,7 @@ import { base64urlDecode, base64urlEncode, utf8 } from "../src/core/crypto";
 import { hmacSign, signingKeys } from "../src/core/signing";
 import { decodeCursor, encodeCursor } from "../src/http/cursor";
 import worker from "../src/index";
-import { allPages, caller, createList, createPinpoint, json, type Caller } from "./helpers";
+import { allPages, caller, contentDb, createList, createPinpoint, json, type Caller } from "./helpers";
 
 type Entry = {
   type: string;
@@ -215,6 +215,9 @@ describe("GET /v3.0/changes", () => {
     const doomed = await createPinpoint(alice);
     const kept = await createPinpoint(alice);
     await alice.send("DELETE", `/v3.0/pinpoints/${doomed.id}`);
+    // The account's newest entry is a tombstone too, which the prune keeps: positions count from it.
+    const last = await createPinpoint(alice);
+    await alice.send("DELETE", `/v3.0/pinpoints/${last.id}`);
     const base = Date.now();
     // Cursors as the service would have issued them 29 and 31 days ago (a token would not live that long).
     const issued = (daysAgo: number) =>
@@ -224,15 +227,24 @@ describe("GET /v3.0/changes", () => {
     expect(expired.status).toBe(410);
     expect((await json(expired)).type).toBe("urn:poi-api:problem:cursor_expired");
 
+    const db = await contentDb(alice.accountId);
     const entry = (id: number) =>
-      env.DB.prepare("SELECT op FROM changes WHERE type = 'pinpoint' AND object_id = ?")
-        .bind(id)
-        .first<{ op: string }>();
+      db.prepare("SELECT op FROM changes WHERE type = 'pinpoint' AND object_id = ?").bind(id).first<{ op: string }>();
+    const newestPosition = async () =>
+      (await db
+        .prepare("SELECT position FROM changes WHERE account_id = ? ORDER BY seq DESC LIMIT 1")
+        .bind(alice.accountId)
+        .first<{ position: number }>())!.position;
+    const before = await newestPosition();
     await worker.scheduled(createScheduledController({ scheduledTime: base + 30 * DAY, cron: "17 * * * *" }), env);
     expect(await entry(doomed.id)).toEqual({ op: "delete" });
     await worker.scheduled(createScheduledController({ scheduledTime: base + 32 * DAY, cron: "17 * * * *" }), env);
     expect(await entry(doomed.id)).toBeNull();
     expect(await entry(kept.id)).toEqual({ op: "upsert" });
+    expect(await entry(last.id)).toEqual({ op: "delete" });
+    // The next change takes the position after it, as if nothing had been pruned.
+    await createPinpoint(alice);
+    expect(await newestPosition()).toBe(before + 1);
   });
 
   it("a client that syncs and follows the feed under concurrent writes in several accounts ends with the server's state", async () => {

@@ -131,6 +131,78 @@ describe("0015_webhook_outbox", () => {
   });
 });
 
+describe("0018_account_positions", () => {
+  it("numbers each account's changes alone, above the positions it was already sent, and the outbox keeps them", async () => {
+    const index = migrations.findIndex((m) => m.name.startsWith("0018_"));
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations.slice(0, index));
+    const run = (sql: string, ...values: unknown[]) =>
+      env.DB.prepare(sql)
+        .bind(...values)
+        .first<Record<string, number | null>>();
+    const account = async (name: string) =>
+      (await run("INSERT INTO accounts (name) VALUES (?) RETURNING id", name))!.id!;
+    const [one, two] = [await account("one"), await account("two")];
+    await run(
+      `INSERT INTO webhooks (account_id, url, events, secret, position, api_origin) VALUES (?, 'https://hooks.example.com/x', '["*"]', 'whsec_x', 0, 'https://api.example.com')`,
+      one,
+    );
+    const place = async (owner: number, name: string) =>
+      (await run(
+        "INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, ?, 1, 2) RETURNING id",
+        owner,
+        name,
+      ))!.id!;
+    // Before: the accounts' writes interleave in the one sequence they share.
+    await place(one, "a");
+    await place(two, "b");
+    await place(two, "c");
+    const legacy = await place(one, "d");
+    const legacySeq = (await run("SELECT seq FROM changes WHERE type = 'pinpoint' AND object_id = ?", legacy))!.seq!;
+
+    await applyD1Migrations(env.DB, migrations);
+    const entry = (id: number) =>
+      run("SELECT seq, position FROM changes WHERE type = 'pinpoint' AND object_id = ?", id) as Promise<{
+        seq: number;
+        position: number | null;
+      }>;
+    // Nothing is filled: the entries before keep their sequence number as their position.
+    expect(await entry(legacy)).toEqual({ seq: legacySeq, position: null });
+    const after: number[] = [];
+    for (let n = 0; n < 4; n++) {
+      after.push(await place(one, `one ${n}`));
+      // Every write of the other account in between moves the shared sequence, not account one's positions.
+      for (let k = 0; k <= n; k++) await place(two, `two ${n} ${k}`);
+    }
+    await run("UPDATE pinpoints SET name = 'renamed', version = version + 1 WHERE id = ?", after[0]);
+    await run("DELETE FROM pinpoints WHERE id = ?", after[1]);
+    const positions = [];
+    for (const id of after) positions.push((await entry(id)).position);
+    expect(positions).toEqual([legacySeq + 5, legacySeq + 6, legacySeq + 3, legacySeq + 4]);
+    // Account two numbers its own changes, above its own last sequence number.
+    const twos = (await run(
+      "SELECT min(position) AS first, max(position) AS last, count(*) AS n FROM changes WHERE account_id = ? AND position IS NOT NULL",
+      two,
+    ))!;
+    expect(twos.last! - twos.first! + 1).toBe(twos.n);
+    // The outbox (account one has a webhook) keeps each write's position: the rows before keep none.
+    const { results } = await env.DB.prepare(
+      "SELECT object_id, event, position FROM webhook_outbox WHERE account_id = ? ORDER BY id",
+    )
+      .bind(one)
+      .all<{ object_id: number; event: string; position: number | null }>();
+    expect(results.filter((r) => r.position === null).map((r) => r.object_id)).toContain(legacy);
+    expect(results.filter((r) => r.position !== null).map((r) => [r.object_id, r.event, r.position])).toEqual([
+      [after[0], "pinpoint.created", legacySeq + 1],
+      [after[1], "pinpoint.created", legacySeq + 2],
+      [after[2], "pinpoint.created", legacySeq + 3],
+      [after[3], "pinpoint.created", legacySeq + 4],
+      [after[0], "pinpoint.updated", legacySeq + 5],
+      [after[1], "pinpoint.deleted", legacySeq + 6],
+    ]);
+  });
+});
+
 describe("the check catches what D1 does to a table rebuild", () => {
   /**
    * Triggers of other tables whose bodies name `pinpoints` (the tile cells' membership triggers read a

@@ -378,7 +378,7 @@ describe("delivery", () => {
       expect(new Set(byObject.get(p.id)!.map((e) => e.data.version))).toEqual(new Set([1, 2, 3, 4]));
     }
     const headers = (await received(hook.name))[0]!.headers;
-    expect(headers["webhook-id"]).toMatch(new RegExp(`^msg_${hook.id}_\\d+$`));
+    expect(headers["webhook-id"]).toMatch(new RegExp(`^msg_${hook.id}_p\\d+$`));
     expect(headers["webhook-signature"]).toMatch(/^v1,[A-Za-z0-9+/]+=*$/);
   });
 

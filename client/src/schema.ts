@@ -1255,7 +1255,7 @@ export interface components {
       /** @description Why the attempt failed, when the status does not say */
       error: string | null;
       latency_ms: number;
-      /** @description The write's sequence number in the change feed */
+      /** @description The write's position among your account's changes (1, 2, 3…, one per change), as its payload shows it */
       position: number;
       /** @description When a failed attempt is retried */
       next_retry_at: string | null;
@@ -1633,7 +1633,7 @@ export interface components {
     IfMatch: string;
     /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
     IdempotencyKey: string;
-    /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+    /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
     Bookmark: string;
   };
   requestBodies: never;
@@ -1642,7 +1642,7 @@ export interface components {
     ETag: string;
     /** @description `true` when this is the stored answer to an earlier request with the same `Idempotency-Key` */
     IdempotentReplayed: "true";
-    /** @description The D1 session's latest bookmark; send it back in `X-D1-Bookmark` to read your writes */
+    /** @description The D1 session's latest position, sealed (80 base64url characters, different at every answer); send it back in `X-D1-Bookmark` to read your writes. On answers to an access token only */
     Bookmark: string;
   };
   pathItems: never;
@@ -1680,7 +1680,6 @@ export interface operations {
         headers: {
           /** @description `no-store` */
           "Cache-Control"?: string;
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -1690,7 +1689,6 @@ export interface operations {
       /** @description `invalid_request`, `unsupported_grant_type` or `invalid_scope` */
       400: {
         headers: {
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -1702,7 +1700,6 @@ export interface operations {
         headers: {
           /** @description `Basic realm="api", charset="UTF-8"` */
           "WWW-Authenticate"?: string;
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -1741,7 +1738,7 @@ export interface operations {
         format?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -1779,7 +1776,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -1862,7 +1859,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1906,7 +1903,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1956,7 +1953,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -1997,7 +1994,7 @@ export interface operations {
         user?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2033,7 +2030,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2082,7 +2079,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2125,7 +2122,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2172,7 +2169,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2205,7 +2202,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2268,7 +2265,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2343,7 +2340,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2379,7 +2376,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2431,7 +2428,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2474,7 +2471,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2521,7 +2518,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2580,7 +2577,7 @@ export interface operations {
         format?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2618,7 +2615,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2679,7 +2676,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2723,7 +2720,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2773,7 +2770,7 @@ export interface operations {
       header?: {
         /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
         "If-Match"?: components["parameters"]["IfMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -2811,7 +2808,7 @@ export interface operations {
         include?: "objects";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -2964,7 +2961,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3033,7 +3030,7 @@ export interface operations {
       header?: {
         /** @description An `ETag` from an earlier answer, e.g. `"3"`: 304 without a body if the resource has not changed since */
         "If-None-Match"?: components["parameters"]["IfNoneMatch"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3116,7 +3113,7 @@ export interface operations {
         updated_since?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3157,7 +3154,6 @@ export interface operations {
           Vary?: string;
           /** @description `public, max-age=300` with a configured public origin, else `private, max-age=300` */
           "Cache-Control"?: string;
-          "X-D1-Bookmark": components["headers"]["Bookmark"];
           [name: string]: unknown;
         };
         content: {
@@ -3186,7 +3182,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3222,7 +3218,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3270,7 +3266,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3301,7 +3297,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3335,7 +3331,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3371,7 +3367,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3420,7 +3416,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3451,7 +3447,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3494,7 +3490,7 @@ export interface operations {
     parameters: {
       query?: never;
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3525,7 +3521,7 @@ export interface operations {
       header?: {
         /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
         "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3564,7 +3560,7 @@ export interface operations {
         cursor?: string;
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3604,7 +3600,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3635,7 +3631,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3666,7 +3662,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;
@@ -3697,7 +3693,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3735,7 +3731,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3773,7 +3769,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3825,7 +3821,7 @@ export interface operations {
         f?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3863,7 +3859,7 @@ export interface operations {
         f?: "json" | "geojson";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path: {
@@ -3903,7 +3899,7 @@ export interface operations {
         f?: "json";
       };
       header?: {
-        /** @description The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at least that recent (read-your-writes with D1 read replication); anything else is a 400 */
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
         "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
       };
       path?: never;

@@ -5,7 +5,8 @@
  * origins it allows.
  *
  * A key (from the directory) and the newest changes of its account's shard's
- * log (its account's and everyone's there) are read in two indexed queries
+ * log (its account's, and the newest of any category, the one content every
+ * account reads) are read in two indexed queries
  * and kept per isolate for FRESH_MS, so a request
  * with a known key, a cache hit included, reads no database. That lifetime
  * bounds how long a revoked key keeps working and how long a cached answer
@@ -30,15 +31,28 @@ const REFRESH_MS = 750;
 const MAX_ENTRIES = 10_000;
 
 /** What a key is, as read: `key` null if there is no such key (revoked ones are deleted). */
-type Versions = Pick<KeyPrincipal, "head" | "sharedHead" | "bookmark">;
+type Versions = Pick<KeyPrincipal, "head" | "categoriesHead" | "bookmark">;
 type Entry = { key: (Omit<KeyPrincipal, keyof Versions> & { origins: readonly string[] | null }) | null } & Versions;
 type Cached = { entry: Promise<Entry>; fetchedAt: number; refreshing: boolean };
 
 const cache = new Map<string, Cached>();
 
-/** The newest change of the log `where` selects, as `seq.changed_at`: never the same for two states. */
-const newest = (where: ReturnType<typeof sql>) =>
-  sql`(SELECT seq || '.' || changed_at FROM changes ${where} ORDER BY seq DESC LIMIT 1)`;
+/** A change as `seq.changed_at`: never the same for two states, even of a restored database that reuses `seq`. */
+const version = (seq: ReturnType<typeof sql>) => sql`(SELECT seq || '.' || changed_at FROM changes WHERE seq = ${seq})`;
+
+/** The account's newest change: an index seek on changes_account_idx. */
+const accountHead = (accountId: number) => version(sql`(SELECT max(seq) FROM changes WHERE account_id = ${accountId})`);
+
+/**
+ * The newest change of any category, whoever's: every account reads every category, so they are the one
+ * content whose changes another account's answers may show. Only categories' entries, never the log's
+ * newest, which every account's writes move: a cached answer renewed by any write would tell a key's
+ * readers when others write (Cache-Status). The categories' range of changes_object_idx (the index holds
+ * each entry's seq), which a plain max() would skip for a backward walk over the whole log.
+ */
+const categoriesHead = version(
+  sql`(SELECT max(seq) FROM changes INDEXED BY changes_object_idx WHERE type = 'category')`,
+);
 
 async function load(d1: D1Database, key: string): Promise<Entry> {
   const [row] = await rawRows(
@@ -47,12 +61,12 @@ async function load(d1: D1Database, key: string): Promise<Entry> {
       (SELECT json_group_array(list_id) FROM publishable_key_lists WHERE key_id = k.id) AS lists
       FROM publishable_keys AS k WHERE k.key_hash = ${await hashSecret(key)}`,
   );
-  if (!row) return { key: null, head: "", sharedHead: "", bookmark: currentBookmark() };
+  if (!row) return { key: null, head: "", categoriesHead: "", bookmark: currentBookmark() };
   // The key is the directory's, the change log its account's: a second query, on the account's database.
   await useAccount(Number(row.account_id));
   const [heads] = await rawRows(
     d1,
-    sql`SELECT ${newest(sql`WHERE account_id = ${Number(row.account_id)}`)} AS head, ${newest(sql``)} AS shared_head`,
+    sql`SELECT ${accountHead(Number(row.account_id))} AS head, ${categoriesHead} AS categories_head`,
   );
   return {
     key: {
@@ -66,7 +80,7 @@ async function load(d1: D1Database, key: string): Promise<Entry> {
       tag: String(row.tag),
     },
     head: String(heads?.head ?? "0"),
-    sharedHead: String(heads?.shared_head ?? "0"),
+    categoriesHead: String(heads?.categories_head ?? "0"),
     bookmark: currentBookmark(),
   };
 }
@@ -118,7 +132,7 @@ async function resolvePublishableKey(c: Context<AppEnv>, key: string): Promise<R
   const found = entry?.key;
   if (!entry || !found) throw invalidKey("The publishable key is unknown or was revoked.");
   if (found.expiresAt !== null && found.expiresAt <= clock.now()) throw invalidKey("The publishable key has expired.");
-  return { ...found, head: entry.head, sharedHead: entry.sharedHead, bookmark: entry.bookmark };
+  return { ...found, head: entry.head, categoriesHead: entry.categoriesHead, bookmark: entry.bookmark };
 }
 
 /** The key of a request; a key that is none counts against the address (guessing is limited as use is), then 401. */

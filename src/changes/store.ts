@@ -9,7 +9,7 @@
  * changes/ is a layer of its own below the resources (.dependency-cruiser.cjs)
  * that webhooks/ may import, and which imports no resource itself.
  */
-import { and, asc, eq, gt, inArray, lt } from "drizzle-orm";
+import { and, asc, eq, gt, inArray, lt, sql } from "drizzle-orm";
 import { database } from "../db/client";
 import {
   categories,
@@ -101,11 +101,16 @@ function emptyObjects(): { [K in ChangeType]: Map<number, ObjectRows[K]> } {
   return { pinpoint: new Map(), list: new Map(), category: new Map(), event: new Map() };
 }
 
-/** Deletes tombstones older than `before` (epoch ms; the scheduled job); returns how many. */
+/**
+ * Deletes tombstones older than `before` (epoch ms; the scheduled job); returns how many. Each account's
+ * newest entry stays, tombstone or not: the next change's position is counted from it (db/schema.ts
+ * `changes`), and without it an account's positions would start again lower.
+ */
 export async function pruneTombstones(d1: D1Database, before: number): Promise<number> {
+  const newest = sql`(SELECT max(newest.seq) FROM changes AS newest WHERE newest.account_id = changes.account_id)`;
   const result = await database(d1)
     .delete(changes)
-    .where(and(eq(changes.op, "delete"), lt(changes.changed_at, new Date(before))))
+    .where(and(eq(changes.op, "delete"), lt(changes.changed_at, new Date(before)), lt(changes.seq, newest)))
     .run();
   return result.meta.changes;
 }

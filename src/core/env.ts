@@ -28,14 +28,20 @@ export type ClientPrincipal = {
 };
 
 /**
+ * A position in a database, as a D1 session reports it: D1's bookmark and the
+ * binding name of the database it is a position of (a shard, or the directory).
+ */
+export type DatabasePosition = { bookmark: string; database: string };
+
+/**
  * A publishable key (src/auth/publishable-keys.ts): reads the account's
  * published content only, `lists` (null: every list of the account).
  * What versions the public cache's entries for it (src/http/middleware/public-cache.ts):
  * `tag`, part of the key's stored hash, which tells it from any other key
- * that had its id; `head` and `sharedHead`, the newest change of its account
- * and of every account (sequence and time, so a restored database's reused
- * sequence numbers name other versions); and `bookmark`, the D1 session
- * position they were read at.
+ * that had its id; `head` and `categoriesHead`, the newest change of its
+ * account and of any category (the one content every account reads), each as
+ * sequence and time, so a restored database's reused sequence numbers name
+ * other versions; and `bookmark`, the D1 session position they were read at.
  */
 export type KeyPrincipal = {
   kind: "key";
@@ -46,8 +52,8 @@ export type KeyPrincipal = {
   expiresAt: number | null;
   tag: string;
   head: string;
-  sharedHead: string;
-  bookmark: string | null;
+  categoriesHead: string;
+  bookmark: DatabasePosition | null;
 };
 
 /** Who is calling. */

@@ -13,8 +13,9 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
+import type { DatabasePosition } from "../core/env";
 import { ApiError } from "../core/problem";
-import { shardNames } from "./shard-plan";
+import { DIRECTORY, shardNames } from "./shard-plan";
 import { bindingNamed, placementOf } from "./shards";
 import * as schema from "./schema";
 
@@ -28,67 +29,70 @@ export type Database = DrizzleD1Database<typeof schema>;
  */
 type RequestDatabases = {
   env: Cloudflare.Env;
-  /** The bookmark the client sent: where the account's shard session starts. */
-  bookmark: string | undefined;
+  /** A position the client sent (or a cache miss reads from): where the session of its database starts. */
+  from: DatabasePosition | undefined;
   constraint: D1SessionConstraint;
   /** The directory's session (for its tables) apart from the content sessions, even on the same database. */
   sessions: Map<D1Database | "directory", D1DatabaseSession>;
   shard: D1Database | null;
+  /** The binding name of `shard` (of the directory while there is none). */
+  shardName: string;
   waitUntil: (promise: Promise<unknown>) => void;
 };
 
 const requests = new AsyncLocalStorage<RequestDatabases>();
 
 /**
- * The request's session on `binding`, opened on first use: the client's bookmark starts the session of
- * the account's content only (a bookmark is one database's position, and the client got it from there).
+ * The request's session on `binding` (named `name`), opened on first use: from the position the request
+ * starts from if it is one of this database (a bookmark names one database's position), else from the
+ * request's constraint.
  */
-function sessionOf(store: RequestDatabases, binding: D1Database, directory = false): D1DatabaseSession {
+function sessionOf(store: RequestDatabases, binding: D1Database, name: string, directory = false): D1DatabaseSession {
   const key = directory ? "directory" : binding;
   let session = store.sessions.get(key);
   if (!session) {
-    const own = !directory && binding === (store.shard ?? store.env.DB);
-    session = binding.withSession(own ? (store.bookmark ?? store.constraint) : store.constraint);
+    session = binding.withSession(store.from?.database === name ? store.from.bookmark : store.constraint);
     store.sessions.set(key, session);
   }
   return session;
 }
 
 /**
- * The bookmark of the current request's session so far: what its reads have
+ * The position of the current request's session so far: what its reads have
  * seen, at least. The account's shard's, or the directory's when the request
  * touched no shard.
  */
-export function currentBookmark(): string | null {
+export function currentBookmark(): DatabasePosition | null {
   const store = requests.getStore();
   if (!store) return null;
-  const session = store.sessions.get(store.shard ?? store.env.DB) ?? store.sessions.get("directory");
-  return session?.getBookmark() ?? null;
+  const content = store.sessions.get(store.shard ?? store.env.DB);
+  const bookmark = (content ?? store.sessions.get("directory"))?.getBookmark();
+  return bookmark ? { bookmark, database: content ? store.shardName : DIRECTORY } : null;
 }
 
 /**
  * Runs `fn` (and everything it awaits) with its queries in sessions of the
- * request: started from `bookmark` if the client sent one, else `constraint`.
+ * request: the database `from` names started from it, if the client sent one, the others at `constraint`.
  */
 export function runInSession<T>(
   env: Cloudflare.Env,
-  start: { bookmark: string | undefined; constraint: D1SessionConstraint },
+  start: { from: DatabasePosition | undefined; constraint: D1SessionConstraint },
   waitUntil: (promise: Promise<unknown>) => void,
   fn: () => T,
 ): T {
-  return requests.run({ env, ...start, sessions: new Map(), shard: null, waitUntil }, fn);
+  return requests.run({ env, ...start, sessions: new Map(), shard: null, shardName: DIRECTORY, waitUntil }, fn);
 }
 
 /**
- * Runs `fn` in new sessions of the current request's databases, the account's
- * shard starting from `bookmark` (or unconstrained): for work that must read
+ * Runs `fn` in new sessions of the current request's databases, the one `from`
+ * names starting from it (the others unconstrained): for work that must read
  * at least as recently as something read earlier.
  */
-export function runFromBookmark<T>(bookmark: string | null, fn: () => T): T {
+export function runFromBookmark<T>(from: DatabasePosition | null, fn: () => T): T {
   const store = requests.getStore();
   if (!store) return fn();
   return requests.run(
-    { ...store, bookmark: bookmark ?? undefined, constraint: "first-unconstrained", sessions: new Map() },
+    { ...store, from: from ?? undefined, constraint: "first-unconstrained", sessions: new Map() },
     fn,
   );
 }
@@ -101,7 +105,9 @@ export function runFromBookmark<T>(bookmark: string | null, fn: () => T): T {
 export async function useAccount(accountId: number): Promise<void> {
   const store = requests.getStore();
   if (!store) return;
-  store.shard = await placementOf(store.env, accountId, store.waitUntil);
+  const shard = await placementOf(store.env, accountId, store.waitUntil);
+  store.shard = shard;
+  store.shardName = shardNames(store.env.SHARDS).find((name) => bindingNamed(store.env, name) === shard) ?? DIRECTORY;
 }
 
 /**
@@ -114,7 +120,7 @@ export function asAccount<T>(
   waitUntil: (promise: Promise<unknown>) => void,
   fn: (env: Cloudflare.Env) => Promise<T>,
 ): Promise<T> {
-  return runInSession(env, { bookmark: undefined, constraint: "first-primary" }, waitUntil, async () => {
+  return runInSession(env, { from: undefined, constraint: "first-primary" }, waitUntil, async () => {
     await useAccount(accountId);
     return fn({ ...env, DB: routed(env.DB) });
   });
@@ -133,7 +139,7 @@ export async function ownersElsewhere(table: string, ids: readonly number[]): Pr
   for (const name of shardNames(store.env.SHARDS)) {
     const binding = bindingNamed(store.env, name);
     if (binding === own) continue;
-    const { results } = await sessionOf(store, binding)
+    const { results } = await sessionOf(store, binding, name)
       .prepare(`SELECT id, account_id FROM "${table}" WHERE id IN (SELECT value FROM json_each(?))`)
       .bind(JSON.stringify(ids))
       .all<{ id: number; account_id: number | null }>();
@@ -160,7 +166,9 @@ function namesDirectory(query: string): boolean {
 function targetOf(binding: D1Database, query: string): D1Database | D1DatabaseSession {
   const store = requests.getStore();
   if (!store) return binding;
-  return namesDirectory(query) ? sessionOf(store, store.env.DB, true) : sessionOf(store, store.shard ?? store.env.DB);
+  return namesDirectory(query)
+    ? sessionOf(store, store.env.DB, DIRECTORY, true)
+    : sessionOf(store, store.shard ?? store.env.DB, store.shardName);
 }
 
 /** A shard refused the write of an account that is being moved or has left (migration 0014's fence triggers). */
@@ -213,9 +221,9 @@ const CATEGORY_WRITE = /^\s*(insert\s+into|update|delete\s+from)\s+["`]?categori
 function otherShards(store: RequestDatabases): D1DatabaseSession[] {
   const own = store.shard ?? store.env.DB;
   return shardNames(store.env.SHARDS)
-    .map((name) => bindingNamed(store.env, name))
-    .filter((binding) => binding !== own)
-    .map((binding) => sessionOf(store, binding));
+    .map((name) => ({ name, binding: bindingNamed(store.env, name) }))
+    .filter(({ binding }) => binding !== own)
+    .map(({ name, binding }) => sessionOf(store, binding, name));
 }
 
 /** `row` written as it is, in `session`: an update if it has the row, else an insert (see src/db/move.ts). */
@@ -252,7 +260,7 @@ async function writeCategories(statement: RoutedStatement): Promise<D1Result<Rec
       for (const other of others) {
         const used = await other.prepare("SELECT 1 FROM pinpoints WHERE category_id = ? LIMIT 1").bind(row.id).first();
         if (used) {
-          await copyRow(sessionOf(store, store.shard ?? store.env.DB), row);
+          await copyRow(sessionOf(store, store.shard ?? store.env.DB, store.shardName), row);
           throw new Error("FOREIGN KEY constraint failed: a place on another shard uses the category");
         }
       }

@@ -27,8 +27,10 @@
  *   table (migrations/0011_tile_cells.sql);
  * - the triggers that write the change log: a list's membership ones in
  *   migrations/0008_membership_batches.sql, the content tables' ones first in
- *   migrations/0006_change_log.sql and as migrations/0015_webhook_outbox.sql
- *   redefines them to write the webhook outbox too;
+ *   migrations/0006_change_log.sql, as migrations/0015_webhook_outbox.sql
+ *   redefines them to write the webhook outbox too, and as
+ *   migrations/0018_account_positions.sql redefines them to number each
+ *   account's changes;
  * - the triggers that refuse an account's writes on a shard it is being
  *   switched away from or has left (`account_fences`, migrations/0014_shards.sql).
  */
@@ -325,7 +327,8 @@ export const webhooks = sqliteTable(
 /**
  * Recent delivery attempts of a webhook, for GET /v3.0/webhooks/{id}/deliveries:
  * only a short excerpt of the receiver's answer is kept, and the scheduled job
- * deletes attempts older than a week.
+ * deletes attempts older than a week. `seq` is the write's `position` as its
+ * payload showed it (the outbox row's, see below).
  */
 export const webhookDeliveries = sqliteTable(
   "webhook_deliveries",
@@ -357,7 +360,9 @@ export const webhookDeliveries = sqliteTable(
  * The webhook outbox: one row per write of an object (insert, update, delete)
  * of an account that has a webhook subscribed to the write's event, holding
  * the object's row as it was right after that write (`object`, JSON of its
- * columns; null for a tombstone) and the change-log `seq` the write took.
+ * columns; null for a tombstone), the change-log `seq` the write took and the
+ * account's `position` it took (see `changes`; null in rows written before
+ * migrations/0018_account_positions.sql, whose position is their `seq`).
  * Written only by the change-log triggers of migrations/0015_webhook_outbox.sql,
  * in the statement of the write itself, so a write and its row commit together
  * or not at all; an account without webhooks writes none (the triggers' one
@@ -380,6 +385,7 @@ export const webhookOutbox = sqliteTable(
     event: text().notNull(),
     version: integer().notNull(),
     seq: integer().notNull(),
+    position: integer(),
     object: text({ mode: "json" }).$type<Record<string, unknown>>(),
     created_at: createdAt(),
   },
@@ -416,7 +422,15 @@ export const eventOccurrences = sqliteTable(
  * events, cascaded deletions and list membership included. `seq` is
  * AUTOINCREMENT, so it grows in commit order (D1 has one writer) and is never
  * reused; replacing an object's row gives it a new `seq`. Tombstones
- * (`op = 'delete'`) are pruned by the scheduled job after the retention window.
+ * (`op = 'delete'`) are pruned by the scheduled job after the retention window,
+ * all but each account's newest entry.
+ *
+ * `seq` is the shard's, shared by every account on it, so it is never shown
+ * (feed cursors are encrypted: src/http/cursor.ts). `position` numbers the
+ * changes of one account alone, 1, 2, 3…, each one above the account's newest
+ * entry (`changes_account_idx` finds it): what webhook payloads show. Null in
+ * entries written before migrations/0018_account_positions.sql, whose
+ * position is their `seq`, so an account's positions continue above them.
  */
 export const changes = sqliteTable(
   "changes",
@@ -428,6 +442,7 @@ export const changes = sqliteTable(
     op: text({ enum: ["upsert", "delete"] }).notNull(),
     version: integer().notNull(),
     changed_at: createdAt(),
+    position: integer(),
   },
   (t) => [
     uniqueIndex("changes_object_idx").on(t.type, t.object_id),

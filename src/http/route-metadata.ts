@@ -95,7 +95,7 @@ export type OperationSpec = {
   /**
    * Takes a publishable key as well as an access token (src/auth/publishable-keys.ts): a public read.
    * `across-accounts`: its answer shows other accounts' content too (categories), so a public cache
-   * must renew it after any account's write (src/http/middleware/public-cache.ts).
+   * must renew it after any account's category write (src/http/middleware/public-cache.ts).
    */
   publishable?: true | "across-accounts";
   /**

@@ -8,20 +8,19 @@
  *   the 201 of the POST that creates such a resource (the collection above it);
  * - every authenticated POST takes `Idempotency-Key` (auth/resource-app.ts),
  *   may answer 409 and 422, and marks a replay with `Idempotent-Replayed`;
- * - every operation runs in a D1 session and answers with its `X-D1-Bookmark`
- *   (problem answers too: the header is on the shared problem responses);
- *   the authenticated ones take it, and refuse a malformed one with a 400
- *   after the credential check (http/middleware/d1-session.ts); the others ignore one.
+ * - every authenticated operation takes `X-D1-Bookmark`, refuses one that is
+ *   none with a 400 after the credential check (http/middleware/d1-session.ts),
+ *   and answers an access token with its session's (problem answers too: the
+ *   header is on the shared problem responses), a publishable key without one;
+ *   the public operations neither take nor send one. Its shapes are
+ *   http/bookmark-header.ts's.
  */
-import { BOOKMARK_HEADER, BOOKMARK_PATTERN } from "../http/bookmark-header";
+import { BOOKMARK_HEADER, BOOKMARK_PATTERN, ISSUED_BOOKMARK_PATTERN } from "../http/bookmark-header";
 
 type Operation = Record<string, unknown>;
 type Responses = Record<string, Record<string, unknown>>;
 
 const ref = (kind: "parameters" | "headers" | "responses", name: string) => ({ $ref: `#/components/${kind}/${name}` });
-
-/** A bookmark's one shape, as the session reads it (http/bookmark-header.ts): what is sent and what may be sent back. */
-const bookmarkSchema = { type: "string", pattern: BOOKMARK_PATTERN.source };
 
 /**
  * No `example` on these headers: Swagger UI fills a parameter's example into every request it sends, so
@@ -58,9 +57,11 @@ export const syncParameters = {
     name: BOOKMARK_HEADER,
     in: "header",
     description:
-      "The bookmark of an earlier answer, exactly as its `X-D1-Bookmark` gave it: this request reads data at " +
-      "least that recent (read-your-writes with D1 read replication); anything else is a 400",
-    schema: bookmarkSchema,
+      "The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data " +
+      "at least that recent (read-your-writes with D1 read replication). One altered or not issued by this " +
+      "service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted " +
+      "and not followed",
+    schema: { type: "string", pattern: BOOKMARK_PATTERN },
   },
 };
 
@@ -71,8 +72,10 @@ export const syncHeaders = {
     schema: { type: "string", enum: ["true"] },
   },
   Bookmark: {
-    description: `The D1 session's latest bookmark; send it back in \`${BOOKMARK_HEADER}\` to read your writes`,
-    schema: bookmarkSchema,
+    description:
+      `The D1 session's latest position, sealed (80 base64url characters, different at every answer); send it ` +
+      `back in \`${BOOKMARK_HEADER}\` to read your writes. On answers to an access token only`,
+    schema: { type: "string", pattern: ISSUED_BOOKMARK_PATTERN },
   },
 };
 
@@ -117,8 +120,7 @@ export function addSyncHeaders(paths: Record<string, Record<string, Operation>>)
         addParameter(operation, "Bookmark");
         responses["400"] ??= ref("responses", "Problem400");
       }
-      if (secured || path.startsWith("/v3.0/"))
-        addHeader(responses, Object.keys(responses), BOOKMARK_HEADER, "Bookmark");
+      if (secured) addHeader(responses, Object.keys(responses), BOOKMARK_HEADER, "Bookmark");
       operation.responses = Object.fromEntries(Object.entries(responses).sort(([a], [b]) => Number(a) - Number(b)));
     }
   }

@@ -14,6 +14,10 @@
  * from whichever index proposes at most MAX_TILE_ROWS of them: the R*Tree's
  * entries in the tile, the full-text matches of `q`, or the members of the list
  * or the key's lists; each is checked exactly against every filter and the tile.
+ * Every candidate counted is the caller's own (the R*Tree's entries of the
+ * account, its matches of `q`, the members of its lists): the full-text index
+ * holds every account's text, and a count over it would let another account's
+ * words decide between a tile and a 422.
  * When none does, a tile at the clustering zoom or beyond without filters is
  * drawn from the finest cells (clusters, exact counts), and a filtered one is
  * refused with a 422 that says to zoom in or narrow the filters: never an
@@ -24,7 +28,7 @@ import { ApiError } from "../core/problem";
 import { rects, rtreeIds } from "../db/search/geo";
 import { rawRows } from "../db/search/raw-rows";
 import { and } from "../db/search/search-sql";
-import { matchingIds } from "../db/search/text-search";
+import { accountMatchingIds } from "../db/search/text-search";
 import {
   ACCOUNT_SCOPE,
   binsFromCells,
@@ -132,8 +136,9 @@ async function placesInTile(
   const { accountId } = reader;
   const search: PinpointSearch = { ...filters, published: filters.list === undefined ? reader.published : undefined };
   const drivers: SQL[] = [rtreeIds(accountId, rects(tileBox(tile)))];
-  if (filters.q) drivers.push(matchingIds("pinpoints_fts", filters.q));
+  if (filters.q) drivers.push(accountMatchingIds("pinpoints_fts", "pinpoints", accountId, filters.q));
   const lists = filters.list !== undefined ? [filters.list] : (search.published ?? undefined);
+  // The list of `list=` and a key's lists were checked to be the account's, and so are their members.
   if (lists) {
     drivers.push(
       sql`SELECT pinpoint_id FROM list_pinpoints WHERE list_id IN (SELECT value FROM json_each(${JSON.stringify(lists)}))`,

@@ -77,9 +77,13 @@ type Attempt = {
 };
 
 /**
- * The body of one event: Standard Webhooks' `type`, `timestamp` and `data`;
- * `position` is the change feed's sequence number the write took.
+ * The write's position among its account's changes (src/db/schema.ts `changes`): 1, 2, 3… for each
+ * account alone, so no other account's writes show in it. A row written before positions existed has
+ * the change log's sequence number, which the account's positions go on above.
  */
+const positionOf = (entry: WebhookOutboxRow) => entry.position ?? entry.seq;
+
+/** The body of one event: Standard Webhooks' `type`, `timestamp` and `data`, with the write's `position`. */
 function payload(entry: WebhookOutboxRow, object: unknown): string {
   return JSON.stringify({
     type: entry.event,
@@ -89,14 +93,19 @@ function payload(entry: WebhookOutboxRow, object: unknown): string {
       id: entry.object_id,
       version: entry.version,
       deleted: entry.op === "delete",
-      position: entry.seq,
+      position: positionOf(entry),
       object: object ?? null,
     },
   });
 }
 
-/** The Standard Webhooks message id of one write to one webhook: the same at every attempt. */
-const messageIdOf = (hook: Webhook, entry: WebhookOutboxRow) => `msg_${hook.id}_${entry.id}`;
+/**
+ * The Standard Webhooks message id of one write to one webhook, the same at every attempt: of its
+ * position (`p`, so it never equals an id of the earlier form), not of the outbox row, whose id every
+ * account's writes move. A row written before positions existed keeps the id its attempts had.
+ */
+const messageIdOf = (hook: Webhook, entry: WebhookOutboxRow) =>
+  entry.position === null ? `msg_${hook.id}_${entry.id}` : `msg_${hook.id}_p${entry.position}`;
 
 /** Reads at most `limit` characters of a response body, so a huge answer costs nothing. */
 async function excerpt(response: Response, limit: number): Promise<string | null> {
@@ -252,7 +261,7 @@ async function recordAttempt(
       .bind(
         hook.id,
         messageIdOf(hook, entry),
-        entry.seq,
+        positionOf(entry),
         entry.event,
         entry.object_id,
         attemptNumber,

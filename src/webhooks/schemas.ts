@@ -103,7 +103,10 @@ export const deliveryJson = createSelectSchema(webhookDeliveries)
   })
   .extend({
     message_id: z.string().meta({ description: "The `webhook-id` header: the same for every attempt of a message" }),
-    position: z.int().meta({ description: "The write's sequence number in the change feed" }),
+    position: z.int().meta({
+      description:
+        "The write's position among your account's changes (1, 2, 3…, one per change), as its payload shows it",
+    }),
     response_status: z.int().nullable().meta({ description: "The receiver's status code; null if it did not answer" }),
     response_excerpt: z
       .string()

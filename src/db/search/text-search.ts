@@ -53,6 +53,17 @@ export function tierMatches({ terms }: TextQuery, tiers: readonly (readonly stri
   });
 }
 
-/** SQL: the row ids of `table`'s full-text index matching `q` anywhere. */
+/** SQL: the row ids of `table`'s full-text index matching `q` anywhere, whoever's rows they are. */
 export const matchingIds = (ftsTable: string, q: TextQuery): SQL =>
   sql`SELECT rowid FROM ${sql.identifier(ftsTable)} WHERE ${sql.identifier(ftsTable)} MATCH ${q.terms}`;
+
+/**
+ * SQL: the ids of `accountId`'s rows of `table` matching `q` anywhere. The index holds every account's
+ * text, so a count of its matches alone would depend on other accounts' rows: anything that counts
+ * matches to decide an answer (a tile's choice of candidates, src/tiles/source.ts) counts these.
+ */
+export const accountMatchingIds = (ftsTable: string, table: string, accountId: number, q: TextQuery): SQL => {
+  const [fts, rows] = [sql.identifier(ftsTable), sql.identifier(table)];
+  // CROSS JOIN keeps the index outer: it yields its matches, each looked up by primary key.
+  return sql`SELECT ${rows}.id FROM ${fts} CROSS JOIN ${rows} ON ${rows}.id = ${fts}.rowid WHERE ${fts} MATCH ${q.terms} AND ${rows}.account_id = ${accountId}`;
+};

@@ -3,8 +3,11 @@
  * "Public caching"). Every viewer of a key sees the same bytes, so a read is
  * stored in the Cache API of the Cloudflare location that served it, under a
  * key made of the publishable key, the account's newest change (which every
- * write moves: db/schema.ts `changes`; the whole log's for answers that show
- * other accounts' content), the deployed version and the request.
+ * write of the account moves: db/schema.ts `changes`; for answers that show
+ * every account's categories, the newest change of any category, never the
+ * whole log's, which would renew them at every write of any account and so
+ * tell their readers, by `Cache-Status`, when others write), the deployed
+ * version and the request.
  * A write therefore never needs a purge: the next lookup of the key reads a
  * new head and so a new cache key, and old entries are never read again.
  *
@@ -37,8 +40,8 @@ const CACHE_NAME = "poi-public";
 const VARY = "Accept, Origin";
 
 function cacheKey(c: Context<AppEnv>, key: KeyPrincipal): Request {
-  // An answer that shows other accounts' content (categories) is renewed by any account's write.
-  const version = matchedOperation(c)?.publishable === "across-accounts" ? `s${key.sharedHead}` : `a${key.head}`;
+  // An answer that shows other accounts' content (categories) is renewed by any account's category write.
+  const version = matchedOperation(c)?.publishable === "across-accounts" ? `c${key.categoriesHead}` : `a${key.head}`;
   const url = new URL(c.req.url);
   url.searchParams.delete("key");
   url.searchParams.sort();
