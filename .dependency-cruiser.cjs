@@ -41,6 +41,7 @@ const PORTABLE = [
   "fields/plain-text.ts",
   "fields/search-columns.ts",
   "db/shard-plan.ts",
+  "db/id-ranges.ts",
   "db/move.ts",
 ];
 const layers = {

@@ -12,11 +12,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { moveAccount, type Batch } from "../src/db/move.ts";
-import { claimRangeSql, ID_RANGE } from "../src/db/shard-plan.ts";
+import { moveAccount } from "../src/db/move.ts";
+import { claimShardRange } from "../src/db/id-ranges.ts";
 import { buildBundle, startRuntime } from "./runtime.ts";
 import { seedScale } from "./scale-data.ts";
-import { migrate, type D1 } from "./seed.ts";
+import { batchOf, migrate, type D1 } from "./seed.ts";
 
 const PLACES = Number(process.env.BENCH_MOVE_PLACES ?? 100_000);
 const WRITERS = Number(process.env.BENCH_MOVE_WRITERS ?? 4);
@@ -31,10 +31,9 @@ try {
   const dbs = Object.fromEntries(
     await Promise.all(SHARDS.map(async (name) => [name, (await rt.mf.getD1Database(name, "api")) as unknown as Proxy])),
   ) as Record<string, Proxy>;
-  for (const [index, name] of SHARDS.entries()) {
-    await migrate(dbs[name]!);
-    if (index > 0) await dbs[name]!.batch(claimRangeSql(index * ID_RANGE).map((sql) => dbs[name]!.prepare(sql)));
-  }
+  for (const name of SHARDS) await migrate(dbs[name]!);
+  const batches = Object.fromEntries(SHARDS.map((name) => [name, batchOf(dbs[name]!)]));
+  for (const name of SHARDS.slice(1)) await claimShardRange(batches.DB!, batches, name);
   log(`seeding ${PLACES} places on DB`);
   const seeded = await seedScale(dbs.DB!, PLACES, () => undefined);
   const account = (await dbs
@@ -108,21 +107,13 @@ try {
   };
   const load = [...Array.from({ length: WRITERS }, (_, n) => writer(n)), ...Array.from({ length: WRITERS }, reader)];
 
-  const batchOf =
-    (db: Proxy): Batch =>
-    async (statements) =>
-      (
-        (await db.batch(statements.map(({ sql, params }) => db.prepare(sql).bind(...params)))) as {
-          results: Record<string, unknown>[];
-        }[]
-      ).map((r) => r.results);
   log("moving the account to SHARD_2 under load");
   const started = performance.now();
   const report = await moveAccount({
     account: account.id,
     to: "SHARD_2",
-    directory: batchOf(dbs.DB!),
-    shards: Object.fromEntries(SHARDS.map((name) => [name, batchOf(dbs[name]!)])),
+    directory: batches.DB!,
+    shards: batches,
     batchRows: 200,
     log,
   });

@@ -6,6 +6,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets.ts";
+import type { Batch, Row } from "../src/db/id-ranges.ts";
 
 /** The parts of D1's binding the seeder uses (Miniflare's proxy implements them). */
 export type D1 = {
@@ -18,6 +19,14 @@ type Statement = {
   first<T>(): Promise<T | null>;
   all<T>(): Promise<{ results: T[] }>;
 };
+
+/** A database as a `Batch` (src/db/id-ranges.ts): for the id range claims and the move. */
+export function batchOf(db: D1): Batch {
+  return async (statements) =>
+    (
+      (await db.batch(statements.map(({ sql, params }) => db.prepare(sql).bind(...params)))) as { results: Row[] }[]
+    ).map((result) => result.results);
+}
 
 export const SCALE = {
   /** Pinpoints of account A, the one every scenario calls as. */

@@ -1,8 +1,9 @@
 /** The seeded stack every measurement starts from: bundle, runtime, data and an access token. */
 import { join } from "node:path";
 import { buildBundle, startRuntime, type Bundle, type Runtime } from "./runtime.ts";
+import { claimShardRange } from "../src/db/id-ranges.ts";
 import { claimRangeSql, ID_RANGE } from "../src/db/shard-plan.ts";
-import { migrate, seed, type D1, type Seeded } from "./seed.ts";
+import { batchOf, migrate, seed, type D1, type Seeded } from "./seed.ts";
 
 export type Stack = { bundle: Bundle; rt: Runtime; seeded: Seeded; token: string; readyMs: number };
 
@@ -57,12 +58,18 @@ export async function startStack(
     }
     const shards = options.shards ?? [];
     const others: D1[] = [];
-    for (const [index, name] of shards.entries()) {
+    for (const name of shards) {
       const shard = (await rt.mf.getD1Database(name, "api")) as unknown as D1;
       await migrate(shard);
-      await shard.batch(claimRangeSql((index + 1) * ID_RANGE).map((sql) => shard.prepare(sql)));
       others.push(shard);
     }
+    const batches = Object.fromEntries(
+      [["DB", db], ...shards.map((name, i) => [name, others[i]!] as const)].map(([name, d1]) => [
+        name,
+        batchOf(d1 as D1),
+      ]),
+    );
+    for (const name of shards) await claimShardRange(batchOf(db), batches, name);
     const seeded = await seed(
       db,
       shards.length > 0 ? { shard: shards[0]!, content: others[0]!, shards: others } : undefined,

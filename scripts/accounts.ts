@@ -6,7 +6,8 @@
  */
 import { parseArgs } from "node:util";
 import { moveAccount, MoveError } from "../src/db/move.ts";
-import { claimRangeSql, DIRECTORY, freshRangeStart, HIGHEST_SEQUENCE_SQL, ID_RANGE } from "../src/db/shard-plan.ts";
+import { claimShardRange, rangeAbove, RECORDED_RANGES_SQL } from "../src/db/id-ranges.ts";
+import { claimRangeSql, DIRECTORY, HIGHEST_SEQUENCE_SQL, ID_RANGE } from "../src/db/shard-plan.ts";
 import { sqlString } from "./lib/registry.ts";
 import { allDatabases, batchOver, configuredShards } from "./lib/shards.ts";
 import { d1Execute, type Target } from "./lib/wrangler.ts";
@@ -15,8 +16,9 @@ const USAGE = `Usage: npm run accounts -- <command> [options]
 
 Commands:
   list            Each account, the shard holding its content, and each shard's places.
-  init            Give every shard that is not the directory and has not allocated an id
-                  yet its own id range (run after adding a shard and migrating it).
+  init            Give every shard but the directory an id range of its own, recorded in
+                  the directory (run after adding a shard and migrating it; a shard that
+                  has its range keeps it).
   move ACCOUNT --to SHARD
                   Move the account (its name or id) to SHARD while it keeps serving:
                   copy, catch up, pause its writes for a few seconds, switch, delete
@@ -30,26 +32,39 @@ Options:
 
 class UsageError extends Error {}
 
-async function highestSequence(target: Target): Promise<number> {
-  let highest = 0;
-  for (const binding of allDatabases()) {
-    const [rows = []] = await d1Execute(target, binding)([HIGHEST_SEQUENCE_SQL]);
-    highest = Math.max(highest, Number(rows[0]?.seq ?? 0));
-  }
-  return highest;
-}
-
+/**
+ * Gives every shard but the directory an id range of its own, claimed in the directory
+ * (src/db/id-ranges.ts), unless it has one: recorded there (then its sequences are set to it again, in
+ * case the database was replaced), or, for a shard that claimed its range before ranges were recorded,
+ * where its places' ids continue. Each database is read once: every `wrangler d1 execute` is a process.
+ */
 async function init(target: Target): Promise<void> {
+  const directory = batchOver(target, DIRECTORY);
+  const shards = Object.fromEntries(allDatabases().map((name) => [name, batchOver(target, name)]));
+  let floor = ID_RANGE;
+  const nextPlace = new Map<string, number>();
+  for (const [name, shard] of Object.entries(shards)) {
+    const [[highest] = [], [next] = []] = await shard([
+      { sql: HIGHEST_SEQUENCE_SQL, params: [] },
+      { sql: "SELECT coalesce(max(seq), 0) + 1 AS id FROM sqlite_sequence WHERE name = 'pinpoints'", params: [] },
+    ]);
+    floor = Math.max(floor, rangeAbove(Number(highest?.seq ?? 0)));
+    nextPlace.set(name, Number(next?.id ?? 1));
+  }
+  const [recorded = []] = await directory([{ sql: RECORDED_RANGES_SQL, params: [] }]);
+  const rangeOf = new Map(recorded.map((row) => [String(row.holder), Number(row.start)]));
   for (const binding of configuredShards()) {
     if (binding === DIRECTORY) continue;
-    const [rows = []] = await d1Execute(target, binding)([HIGHEST_SEQUENCE_SQL]);
-    if (Number(rows[0]?.seq ?? 0) >= ID_RANGE) {
-      console.log(`${binding}: has its id range already.`);
-      continue;
+    const start = rangeOf.get(binding);
+    if (start !== undefined) {
+      await shards[binding]!(claimRangeSql(start).map((sql) => ({ sql, params: [] })));
+      console.log(`${binding}: has its id range already (from ${start}).`);
+    } else if (nextPlace.get(binding)! >= ID_RANGE) {
+      console.log(`${binding}: has its id range already (its places' ids continue from ${nextPlace.get(binding)}).`);
+    } else {
+      // The floor read above stays right: each claim is above every range recorded before it.
+      console.log(`${binding}: allocates ids from ${await claimShardRange(directory, shards, binding, { floor })}.`);
     }
-    const start = freshRangeStart(await highestSequence(target));
-    await d1Execute(target, binding)(claimRangeSql(start));
-    console.log(`${binding}: allocates ids from ${start}.`);
   }
 }
 

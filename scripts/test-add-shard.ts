@@ -3,7 +3,9 @@
  * locally (`npm run test:cli`): a copy of the project whose wrangler.toml gets
  * a second database, the steps of the guide with the project's own commands,
  * and the service answering from both databases before and after an account
- * moves between them with `npm run accounts -- move`. The copy keeps the working tree's wrangler.toml as it is.
+ * moves between them with `npm run accounts -- move`; and, in a copy of its
+ * own, two shards added at once, which `npm run accounts -- init` gives two
+ * different id ranges. The copies keep the working tree's wrangler.toml as it is.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -14,20 +16,30 @@ import { after, test } from "node:test";
 import { ID_RANGE } from "../src/db/shard-plan.ts";
 import { ROOT } from "./lib/wrangler.ts";
 
-const copy = mkdtempSync(join(tmpdir(), "poi-add-shard-"));
-after(() => rmSync(copy, { recursive: true, force: true }));
+/** A copy of the project in a directory of its own, removed after the tests. */
+function copyProject(): string {
+  const dir = mkdtempSync(join(tmpdir(), "poi-add-shard-"));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  for (const entry of ["src", "scripts", "migrations", "public", "package.json", "tsconfig.json", "wrangler.toml"]) {
+    cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
+  writeFileSync(join(dir, ".dev.vars"), `TOKEN_SIGNING_KEY=${"k".repeat(48)}\n`);
+  return dir;
+}
+
+/** A `[[d1_databases]]` entry for shard `n`, with a database id of its own (a shared one is one SQLite file). */
+const shardEntry = (n: number) =>
+  `\n[[d1_databases]]\nbinding = "SHARD_${n}"\ndatabase_name = "poi-content-shard-${n}"\n` +
+  `database_id = "00000000-0000-0000-0000-00000000000${n}"\nmigrations_dir = "migrations"\n`;
+
+const copy = copyProject();
 const state = join(copy, "state");
 
-for (const entry of ["src", "scripts", "migrations", "public", "package.json", "tsconfig.json", "wrangler.toml"]) {
-  cpSync(join(ROOT, entry), join(copy, entry), { recursive: true });
-}
-symlinkSync(join(ROOT, "node_modules"), join(copy, "node_modules"));
-writeFileSync(join(copy, ".dev.vars"), `TOKEN_SIGNING_KEY=${"k".repeat(48)}\n`);
-
 /** Runs one of the copy's scripts (or wrangler) the way `npm run` would, and returns its standard output. */
-function run(args: string[], timeout = 120_000): string {
+function run(args: string[], timeout = 120_000, cwd = copy): string {
   const result = spawnSync(process.execPath, args, {
-    cwd: copy,
+    cwd,
     encoding: "utf8",
     timeout,
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
@@ -123,12 +135,7 @@ test("an operator adds a shard, places a new account on it and moves an old one 
 
   // Steps 2 to 4 of the guide (step 1, `wrangler d1 create`, is implicit for a local database).
   const toml = join(copy, "wrangler.toml");
-  writeFileSync(
-    toml,
-    readFileSync(toml, "utf8").replace('SHARDS = "DB"', 'SHARDS = "DB,SHARD_1"') +
-      '\n[[d1_databases]]\nbinding = "SHARD_1"\ndatabase_name = "poi-content-shard-1"\n' +
-      'database_id = "00000000-0000-0000-0000-000000000001"\nmigrations_dir = "migrations"\n',
-  );
+  writeFileSync(toml, readFileSync(toml, "utf8").replace('SHARDS = "DB"', 'SHARDS = "DB,SHARD_1"') + shardEntry(1));
   assert.match(readFileSync(toml, "utf8"), /SHARDS = "DB,SHARD_1"/);
   wrangler("d1", "migrations", "apply", "SHARD_1", "--local", ...persist);
   assert.match(run(["scripts/accounts.ts", "init", ...persist]), /SHARD_1: allocates ids from \d+/);
@@ -166,4 +173,38 @@ test("an operator adds a shard, places a new account on it and moves an old one 
   assert.equal(placesOn("SHARD_1", "early"), 4);
   assert.equal(placesOn("DB", "early"), 0);
   assert.match(run(["scripts/accounts.ts", "list", ...persist]), /\tearly\tSHARD_1\n[\s\S]*\tlate\tSHARD_1\n/);
+});
+
+test("init gives two new shards two different id ranges, and keeps them when run again", () => {
+  const dir = copyProject();
+  const flags = ["--persist-to", join(dir, "state")];
+  const toml = join(dir, "wrangler.toml");
+  writeFileSync(
+    toml,
+    readFileSync(toml, "utf8").replace('SHARDS = "DB"', 'SHARDS = "DB,SHARD_1,SHARD_2"') +
+      shardEntry(1) +
+      shardEntry(2),
+  );
+  for (const binding of ["DB", "SHARD_1", "SHARD_2"]) {
+    run(
+      ["node_modules/wrangler/bin/wrangler.js", "d1", "migrations", "apply", binding, "--local", ...flags],
+      120_000,
+      dir,
+    );
+  }
+  const claimed = run(["scripts/accounts.ts", "init", ...flags], 600_000, dir);
+  const starts: Record<string, number> = Object.fromEntries(
+    [...claimed.matchAll(/^(SHARD_\d): allocates ids from (\d+)\.$/gm)].map(([, binding, start]) => [
+      binding,
+      Number(start),
+    ]),
+  );
+  assert.deepEqual(Object.keys(starts), ["SHARD_1", "SHARD_2"], claimed);
+  assert.notEqual(starts.SHARD_1, starts.SHARD_2);
+  for (const start of Object.values(starts)) assert.ok(start >= ID_RANGE && start % ID_RANGE === 0, `${start}`);
+
+  const again = run(["scripts/accounts.ts", "init", ...flags], 600_000, dir);
+  for (const [binding, start] of Object.entries(starts)) {
+    assert.match(again, new RegExp(`^${binding}: has its id range already \\(from ${start}\\)\\.$`, "m"));
+  }
 });

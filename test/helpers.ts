@@ -8,6 +8,7 @@ import { env, exports } from "cloudflare:workers";
 import { expect, inject } from "vitest";
 import { app } from "../src/app";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
+import type { Batch, Row } from "../src/db/id-ranges";
 import { DIRECTORY, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
 
@@ -130,6 +131,14 @@ export async function createAccount(shard?: string): Promise<number> {
   }
   return row!.id;
 }
+
+/** A D1 database as a `Batch` (src/db/id-ranges.ts), as the move and the range claims run on bindings. */
+export const batchOf =
+  (db: D1Database): Batch =>
+  async (statements) =>
+    (await db.batch(statements.map(({ sql, params }) => db.prepare(sql).bind(...params)))).map(
+      (result) => result.results as Row[],
+    );
 
 /** The binding name of the database holding the account's content. */
 export async function shardOf(accountId: number): Promise<string> {

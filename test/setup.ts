@@ -1,7 +1,9 @@
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { claimRangeSql, DIRECTORY, ID_RANGE, shardNames } from "../src/db/shard-plan";
+import { claimShardRange } from "../src/db/id-ranges";
+import { DIRECTORY, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
+import { batchOf } from "./helpers";
 
 /**
  * Every migration as applyD1Migrations applies them (the same statements in the same order, each one
@@ -20,12 +22,12 @@ async function migrate(db: D1Database): Promise<void> {
 }
 
 // Storage is isolated per test file; each file starts from the migrated schema, in the directory and in
-// every shard (vitest.shards.config.ts runs the suite with three), migrated side by side, each shard
-// allocating ids from its own range as `npm run accounts -- init` arranges (docs/scaling.md, "Identifiers").
-await Promise.all(
-  shardNames(env.SHARDS).map(async (name, index) => {
-    const db = bindingNamed(env, name);
-    await migrate(db);
-    if (name !== DIRECTORY) await db.batch(claimRangeSql(index * ID_RANGE).map((sql) => db.prepare(sql)));
-  }),
-);
+// every shard (vitest.shards.config.ts runs the suite with three), migrated side by side. Then each shard
+// but the directory claims its id range in the directory, in order, as `npm run accounts -- init` does
+// (docs/scaling.md, "Identifiers"): the shard at index i allocates from i · ID_RANGE.
+const names = shardNames(env.SHARDS);
+await Promise.all(names.map((name) => migrate(bindingNamed(env, name))));
+const shards = Object.fromEntries(names.map((name) => [name, batchOf(bindingNamed(env, name))]));
+for (const name of names) {
+  if (name !== DIRECTORY) await claimShardRange(batchOf(env.DB), shards, name);
+}

@@ -10,6 +10,7 @@ import { moveAccount, MoveError, type Batch } from "../src/db/move";
 import { DIRECTORY, ID_RANGE, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
 import {
+  batchOf,
   caller,
   contentDb,
   createAccount,
@@ -23,13 +24,6 @@ import {
 } from "./helpers";
 
 const SHARDS = shardNames(env.SHARDS);
-
-const batchOf =
-  (db: D1Database): Batch =>
-  async (statements) =>
-    (await db.batch(statements.map(({ sql, params }) => db.prepare(sql).bind(...params)))).map(
-      (result) => result.results as Record<string, unknown>[],
-    );
 
 const move = (account: number, to: string, extra: Partial<Parameters<typeof moveAccount>[0]> = {}) =>
   moveAccount({
@@ -298,5 +292,125 @@ describe("moving an account", () => {
     expect((await rowsOf(bindingNamed(env, "SHARD_1"), who.accountId)).pinpoints).toBe(0);
     const page = await json<{ results: unknown[] }>(await who.get("/v3.0/pinpoints?limit=100"));
     expect(page.results).toHaveLength(31);
+  });
+});
+
+describe("moving an account while it is written", () => {
+  it("copies a place created and put on a list while the rows are copied, with its event", async () => {
+    const who = await caller("read write", await createAccount(DIRECTORY));
+    const list = await createList(who);
+    const places: number[] = [];
+    for (let i = 0; i < 20; i++) places.push((await createPinpoint(who, { name: `p${i}` })).id);
+    const added = await who.send(
+      "POST",
+      `/v3.0/lists/${list.id}/pinpoints`,
+      places.slice(0, 10).map((id) => ({ id })),
+    );
+    expect(added.status).toBe(200);
+
+    // Once the places are copied, as the lists' copy begins: a new place on the list, another with an event.
+    let late: { member: number; place: number; event: number } | null = null;
+    const source = batchOf(env.DB);
+    const writingSource: Batch = async (statements) => {
+      if (!late && /FROM "lists" WHERE account_id/.test(statements[0]!.sql)) {
+        const member = (await createPinpoint(who, { name: "late member" })).id;
+        const [onList] = await write(who, "POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: member }]);
+        expect(onList.status).toBe(200);
+        const place = (await createPinpoint(who, { name: "late place" })).id;
+        const [event] = await write(who, "POST", "/v3.0/events", {
+          name: "late event",
+          pinpoint: place,
+          dates: [{ start: "2031-01-01T10:00:00Z", end: "2031-01-01T11:00:00Z" }],
+        });
+        expect(event.status, await event.clone().text()).toBe(201);
+        late = { member, place, event: (await json<{ id: number }>(event)).id };
+      }
+      return source(statements);
+    };
+    const report = await move(who.accountId, "SHARD_1", {
+      batchRows: 5,
+      shards: {
+        ...Object.fromEntries(SHARDS.map((name) => [name, batchOf(bindingNamed(env, name))])),
+        DB: writingSource,
+      },
+    });
+    expect(report).toMatchObject({ from: DIRECTORY, to: "SHARD_1", purged: true });
+    expect(late).not.toBeNull();
+    const { member, place, event } = late!;
+
+    const members = await json<{ results: { id: number }[] }>(
+      await who.get(`/v3.0/pinpoints?list=${list.id}&limit=100`),
+    );
+    expect(members.results.map((p) => p.id).sort((a, b) => a - b)).toEqual(
+      [...places.slice(0, 10), member].sort((a, b) => a - b),
+    );
+    for (const id of [member, place]) expect((await who.get(`/v3.0/pinpoints/${id}`)).status).toBe(200);
+    const copiedEvent = await who.get(`/v3.0/events/${event}`);
+    expect(copiedEvent.status).toBe(200);
+    expect(await json(copiedEvent)).toMatchObject({ name: "late event", pinpoint: place });
+    const target = await rowsOf(bindingNamed(env, "SHARD_1"), who.accountId);
+    expect(target).toMatchObject({ pinpoints: 22, lists: 1, events: 1 });
+    expect(Object.values(await rowsOf(env.DB, who.accountId)).every((n) => n === 0)).toBe(true);
+  });
+
+  it("answers 404, not 403, for the account's own deleted places during and after a failed move", async () => {
+    const who = await caller("read write", await createAccount("SHARD_1"));
+    const stranger = await caller("read write", await createAccount("SHARD_2"));
+    const theirs = (await createPinpoint(stranger)).id;
+    const list = await createList(who);
+    const places: number[] = [];
+    for (let i = 0; i < 12; i++) places.push((await createPinpoint(who, { name: `p${i}` })).id);
+
+    // Everything is copied to SHARD_2; the account then deletes a place on SHARD_1, still its shard.
+    const abort = new AbortController();
+    let copiedAll = false;
+    let during: number[] | null = null;
+    const source = batchOf(bindingNamed(env, "SHARD_1"));
+    const deletingSource: Batch = async (statements) => {
+      if (copiedAll && !during) {
+        const [deleted] = await write(who, "DELETE", `/v3.0/pinpoints/${places[0]}`);
+        expect(deleted.status).toBe(204);
+        const statuses = [
+          (await who.get(`/v3.0/pinpoints/${places[0]}`)).status,
+          (await who.send("PUT", `/v3.0/pinpoints/${places[0]}`, { name: "again" })).status,
+          (await who.get(`/v3.0/pinpoints/${theirs}`)).status,
+        ];
+        const batch = await json<{ errors: { error: string }[] }>(
+          await who.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: places[0] }, { id: theirs }]),
+        );
+        during = [...statuses, ...batch.errors.map((e) => (e.error === "not_found" ? 404 : 403))];
+        abort.abort();
+      }
+      return source(statements);
+    };
+    await expect(
+      move(who.accountId, "SHARD_2", {
+        signal: abort.signal,
+        log: (line) => {
+          if (line.startsWith("Copied")) copiedAll = true;
+        },
+        shards: {
+          ...Object.fromEntries(SHARDS.map((name) => [name, batchOf(bindingNamed(env, name))])),
+          SHARD_1: deletingSource,
+        },
+      }),
+    ).rejects.toThrow(MoveError);
+    expect(during).toEqual([404, 404, 403, 404, 403]);
+    expect(await shardOf(who.accountId)).toBe("SHARD_1");
+    // SHARD_2 keeps the failed move's copy of the account's places until the next run.
+    const leftover = await bindingNamed(env, "SHARD_2")
+      .prepare("SELECT account_id FROM pinpoints WHERE id = ?")
+      .bind(places[1])
+      .first("account_id");
+    expect(leftover).toBe(who.accountId);
+
+    // After: the deleted place, and one deleted now, are 404; another account's place is still 403.
+    const [deleted] = await write(who, "DELETE", `/v3.0/pinpoints/${places[1]}`);
+    expect(deleted.status).toBe(204);
+    for (const id of [places[0], places[1]]) {
+      expect((await who.get(`/v3.0/pinpoints/${id}`)).status, `${id}`).toBe(404);
+      expect((await who.send("DELETE", `/v3.0/pinpoints/${id}`)).status, `${id}`).toBe(404);
+    }
+    expect((await who.get(`/v3.0/pinpoints/${theirs}`)).status).toBe(403);
   });
 });

@@ -15,6 +15,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import type { DatabasePosition } from "../core/env";
 import { ApiError } from "../core/problem";
+import { nextCategoryId, type Batch, type Row } from "./id-ranges";
 import { DIRECTORY, shardNames } from "./shard-plan";
 import { bindingNamed, placementOf } from "./shards";
 import * as schema from "./schema";
@@ -37,6 +38,8 @@ type RequestDatabases = {
   shard: D1Database | null;
   /** The binding name of `shard` (of the directory while there is none). */
   shardName: string;
+  /** The account the request works for, once it said so. */
+  account: number | null;
   waitUntil: (promise: Promise<unknown>) => void;
 };
 
@@ -80,7 +83,10 @@ export function runInSession<T>(
   waitUntil: (promise: Promise<unknown>) => void,
   fn: () => T,
 ): T {
-  return requests.run({ env, ...start, sessions: new Map(), shard: null, shardName: DIRECTORY, waitUntil }, fn);
+  return requests.run(
+    { env, ...start, sessions: new Map(), shard: null, shardName: DIRECTORY, account: null, waitUntil },
+    fn,
+  );
 }
 
 /**
@@ -108,6 +114,7 @@ export async function useAccount(accountId: number): Promise<void> {
   const shard = await placementOf(store.env, accountId, store.waitUntil);
   store.shard = shard;
   store.shardName = shardNames(store.env.SHARDS).find((name) => bindingNamed(store.env, name) === shard) ?? DIRECTORY;
+  store.account = accountId;
 }
 
 /**
@@ -127,9 +134,11 @@ export function asAccount<T>(
 }
 
 /**
- * Of `ids` of `table`, those another shard holds, with their accounts: what tells another account's
- * id (403) from one that does not exist (404) when the request's own shard has no such row. Read only
- * on that error path, one query per other shard; none in a single-database setup.
+ * Of `ids` of `table`, those another account holds on another shard, with their accounts: what tells
+ * another account's id (403) from one that does not exist (404) when the request's own shard has no
+ * such row. The request's own account's rows there do not count: they are what a move copied or left
+ * behind (src/db/move.ts), and an id of its own it does not hold is a 404. Read only on that error
+ * path, one query per other shard; none in a single-database setup.
  */
 export async function ownersElsewhere(table: string, ids: readonly number[]): Promise<Map<number, number | null>> {
   const owners = new Map<number, number | null>();
@@ -140,8 +149,10 @@ export async function ownersElsewhere(table: string, ids: readonly number[]): Pr
     const binding = bindingNamed(store.env, name);
     if (binding === own) continue;
     const { results } = await sessionOf(store, binding, name)
-      .prepare(`SELECT id, account_id FROM "${table}" WHERE id IN (SELECT value FROM json_each(?))`)
-      .bind(JSON.stringify(ids))
+      .prepare(
+        `SELECT id, account_id FROM "${table}" WHERE id IN (SELECT value FROM json_each(?)) AND account_id IS NOT ?`,
+      )
+      .bind(JSON.stringify(ids), store.account)
       .all<{ id: number; account_id: number | null }>();
     for (const row of results) owners.set(row.id, row.account_id);
   }
@@ -149,7 +160,7 @@ export async function ownersElsewhere(table: string, ids: readonly number[]): Pr
 }
 
 /** The directory's tables (docs/scaling.md, "Where rows live"), named in a statement. */
-const DIRECTORY_SQL = /[\s"`(](accounts|clients|publishable_keys|publishable_key_lists)[\s"`(),;]/i;
+const DIRECTORY_SQL = /[\s"`(](accounts|clients|publishable_keys|publishable_key_lists|id_ranges)[\s"`(),;]/i;
 const directoryQueries = new Map<string, boolean>();
 
 /** Whether `query` reads or writes a directory table (the routing is per statement, decided once per SQL text). */
@@ -198,10 +209,7 @@ class RoutedStatement {
   first = (column?: string) =>
     (column === undefined ? this.native().first() : this.native().first(column)).catch(accountMoving);
   run = () => this.native().run().catch(accountMoving);
-  all = () =>
-    (CATEGORY_WRITE.test(this.query) ? writeCategories(this) : this.native().all<Record<string, unknown>>()).catch(
-      accountMoving,
-    );
+  all = () => (CATEGORY_WRITE.test(this.query) ? writeCategories(this) : this.native().all<Row>()).catch(accountMoving);
   raw = (options?: { columnNames?: boolean }) =>
     (CATEGORY_WRITE.test(this.query)
       ? writeCategories(this).then(({ results }) => {
@@ -226,47 +234,115 @@ function otherShards(store: RequestDatabases): D1DatabaseSession[] {
     .map(({ name, binding }) => sessionOf(store, binding, name));
 }
 
-/** `row` written as it is, in `session`: an update if it has the row, else an insert (see src/db/move.ts). */
-function copyRow(session: D1DatabaseSession, row: Record<string, unknown>): Promise<unknown> {
+/** A session as a `Batch` (src/db/id-ranges.ts): its statements in one transaction, each one's rows. */
+function batchIn(session: D1DatabaseSession): Batch {
+  return async (statements) =>
+    (await session.batch(statements.map(({ sql, params }) => session.prepare(sql).bind(...params)))).map(
+      (result) => result.results as Row[],
+    );
+}
+
+/**
+ * `row` written as it is in `session`: an update of the account's row with its id, else an insert, but
+ * never over another account's row with that id. Whether the id is the account's there afterwards.
+ */
+async function copyRow(session: D1DatabaseSession, row: Row): Promise<boolean> {
   const columns = Object.keys(row).filter((column) => column !== "id");
-  return session.batch([
+  const [, , held] = await session.batch<{ account_id: number | null }>([
     session
-      .prepare(`UPDATE categories SET ${columns.map((c) => `"${c}" = ?`).join(", ")} WHERE id = ?`)
-      .bind(...columns.map((c) => row[c]), row.id),
+      .prepare(`UPDATE categories SET ${columns.map((c) => `"${c}" = ?`).join(", ")} WHERE id = ? AND account_id IS ?`)
+      .bind(...columns.map((c) => row[c]), row.id, row.account_id),
     session
       .prepare(
         `INSERT INTO categories ("id", ${columns.map((c) => `"${c}"`).join(", ")})
          SELECT ?, ${columns.map(() => "?").join(", ")} WHERE NOT EXISTS (SELECT 1 FROM categories WHERE id = ?)`,
       )
       .bind(row.id, ...columns.map((c) => row[c]), row.id),
+    session.prepare("SELECT account_id FROM categories WHERE id = ?").bind(row.id),
   ]);
+  return held!.results[0]?.account_id === row.account_id;
+}
+
+/** Drizzle's insert of one category, which leaves the id to the database: it names `id` first, as `null`. */
+const LEAVES_ID = /^(\s*insert\s+into\s+"categories"\s*\("id",[^)]*\)\s*values\s*\()null,/i;
+
+/** The insert with `id` given. */
+function withId(statement: RoutedStatement, id: number): RoutedStatement {
+  if (!LEAVES_ID.test(statement.query)) throw new Error("A category insert must leave its id to src/db/client.ts.");
+  return new RoutedStatement(statement.binding, statement.query.replace(LEAVES_ID, "$1?,"), [id, ...statement.values]);
 }
 
 /**
  * Categories are shared: every account reads every one and may put any on its places (CONTRACT
- * "Access"), so every shard holds every category, and a write goes to the request's shard first (whose
- * AUTOINCREMENT gives a new one its id) and then, as the rows it returned, to every other shard. A
- * deletion another shard's places still depend on is undone and refused as the foreign key refuses it
- * on one database (409).
+ * "Access"), so every shard holds every category, and a write goes to the request's shard first and
+ * then, as the rows it returned, to every other shard. With one database a new category's id is its
+ * AUTOINCREMENT's, as for every table; with several, it comes from the directory's counter
+ * (src/db/id-ranges.ts): ids a shard allocated would collide with another shard's, and each copy
+ * would overwrite the other. A copy never overwrites another account's row: a new category that meets
+ * one (an id that collided before ids were counted) is undone and fails; a change to one leaves that
+ * shard's row alone, logged. A deletion another shard's places still depend on is undone and refused
+ * as the foreign key refuses it on one database (409).
  */
-async function writeCategories(statement: RoutedStatement): Promise<D1Result<Record<string, unknown>>> {
-  const result = await statement.native().all<Record<string, unknown>>();
+async function writeCategories(statement: RoutedStatement): Promise<D1Result<Row>> {
   const store = requests.getStore();
-  if (!store) return result;
-  const others = otherShards(store);
+  const others = store ? otherShards(store) : [];
+  const insertion = /^\s*insert/i.test(statement.query);
+  let written = statement;
+  if (store && insertion && others.length > 0) {
+    const directory = batchIn(sessionOf(store, store.env.DB, DIRECTORY, true));
+    const shards = shardNames(store.env.SHARDS).map((name) =>
+      batchIn(sessionOf(store, bindingNamed(store.env, name), name)),
+    );
+    written = withId(statement, await nextCategoryId(directory, shards));
+  }
+  const result = await written.native().all<Row>();
+  if (!store || others.length === 0) return result;
+  const own = sessionOf(store, store.shard ?? store.env.DB, store.shardName);
   const deletion = /^\s*delete/i.test(statement.query);
   for (const row of result.results) {
     if (deletion) {
       for (const other of others) {
-        const used = await other.prepare("SELECT 1 FROM pinpoints WHERE category_id = ? LIMIT 1").bind(row.id).first();
+        const used = await other
+          .prepare(
+            "SELECT 1 FROM pinpoints WHERE category_id = ? AND EXISTS (SELECT 1 FROM categories WHERE id = ? AND account_id IS ?) LIMIT 1",
+          )
+          .bind(row.id, row.id, row.account_id)
+          .first();
         if (used) {
-          await copyRow(sessionOf(store, store.shard ?? store.env.DB, store.shardName), row);
+          await copyRow(own, row);
           throw new Error("FOREIGN KEY constraint failed: a place on another shard uses the category");
         }
       }
-      for (const other of others) await other.prepare("DELETE FROM categories WHERE id = ?").bind(row.id).run();
-    } else {
-      for (const other of others) await copyRow(other, row);
+      for (const other of others) {
+        await other
+          .prepare("DELETE FROM categories WHERE id = ? AND account_id IS ?")
+          .bind(row.id, row.account_id)
+          .run();
+      }
+      continue;
+    }
+    const copied: D1DatabaseSession[] = [];
+    for (const other of others) {
+      if (await copyRow(other, row)) {
+        copied.push(other);
+        continue;
+      }
+      if (insertion) {
+        for (const session of [own, ...copied]) {
+          await session
+            .prepare("DELETE FROM categories WHERE id = ? AND account_id IS ?")
+            .bind(row.id, row.account_id)
+            .run();
+        }
+        throw new Error(`Category id ${row.id} is another account's on another shard; the new category was undone.`);
+      }
+      console.error(
+        JSON.stringify({
+          level: "error",
+          message: "category id held by another account on another shard; its row there was left alone",
+          category: row.id,
+        }),
+      );
     }
   }
   return result;

@@ -11,16 +11,21 @@
  * covers, copied again in the pause), so a steady writer cannot keep a loop
  * chasing its newest rows.
  *
+ * The target never loses a row to the copy: a row it holds under one of the
+ * account's ids but of another account (ids that collided before ranges were
+ * recorded, src/db/id-ranges.ts) stops the move with a MoveError before the
+ * switch, never overwritten, never skipped. A row that references a place the
+ * target does not hold yet (a place written on the source after the places
+ * were copied) brings that place along first.
+ *
  * Every write of the move on a fenced account runs as the `mover` (the fence
  * triggers of migration 0014 let it through): its batch lifts the fence to
  * `mover` first and puts it back last, inside one transaction.
  */
-import { claimRangeSql, DIRECTORY, freshRangeStart, HIGHEST_SEQUENCE_SQL, PLACEMENT_FRESH_MS } from "./shard-plan.ts";
+import { claimShardRange, type Batch, type Row, type Statement } from "./id-ranges.ts";
+import { DIRECTORY, PLACEMENT_FRESH_MS } from "./shard-plan.ts";
 
-export type Row = Record<string, unknown>;
-export type Statement = { sql: string; params: unknown[] };
-/** Runs the statements as one transaction and returns each one's rows. */
-export type Batch = (statements: Statement[]) => Promise<Row[][]>;
+export type { Batch, Row, Statement } from "./id-ranges.ts";
 
 export type MoveOptions = {
   /** The account's id. */
@@ -60,66 +65,225 @@ export class MoveError extends Error {
 
 const q = (sql: string, ...params: unknown[]): Statement => ({ sql, params });
 
-/** The account's tables, in the order their rows can be inserted (foreign keys), with their keys. */
-const OWNED = [
-  { table: "categories", key: ["id"] },
-  { table: "pinpoints", key: ["id"] },
-  { table: "lists", key: ["id"] },
-  { table: "events", key: ["id"] },
-] as const;
-type Owned = (typeof OWNED)[number]["table"];
-const TYPE_TABLE: Record<string, Owned> = {
-  category: "categories",
-  pinpoint: "pinpoints",
-  list: "lists",
-  event: "events",
+/**
+ * A table the move copies, and what makes a row the target already holds under the same key another
+ * account's (a collision: the move refuses it, never overwrites or skips it).
+ */
+type Table = {
+  name: string;
+  key: readonly string[];
+  /** SQL: the target's row `t` with the key of the copied row `j` is another account's; `?` is the account. */
+  foreign?: string;
+  /** The change-log type of its rows: the target's log entry of another account for the same id collides too. */
+  logged?: string;
+  /** A column of another account's rows a row may not take either (besides the key). */
+  unique?: string;
+  /** The column naming a place the row references, which the target must hold first. */
+  place?: string;
 };
 
+const ANOTHER_ACCOUNT = "t.account_id IS NOT ?";
+const CATEGORIES: Table = { name: "categories", key: ["id"], foreign: ANOTHER_ACCOUNT, logged: "category" };
+const PINPOINTS: Table = { name: "pinpoints", key: ["id"], foreign: ANOTHER_ACCOUNT, logged: "pinpoint" };
+const LISTS: Table = { name: "lists", key: ["id"], foreign: ANOTHER_ACCOUNT, logged: "list" };
+const EVENTS: Table = {
+  name: "events",
+  key: ["id"],
+  foreign: ANOTHER_ACCOUNT,
+  logged: "event",
+  place: "pinpoint_id",
+};
+/** A list's memberships are copied once the list is known to be the account's: no other account's row has its key. */
+const MEMBERSHIPS: Table = { name: "list_pinpoints", key: ["list_id", "pinpoint_id"], place: "pinpoint_id" };
+const IDEMPOTENCY: Table = { name: "idempotency_keys", key: ["account_id", "key"] };
+const WEBHOOKS: Table = { name: "webhooks", key: ["id"], foreign: ANOTHER_ACCOUNT };
+/** The account's webhooks are copied first, so an attempt of another webhook is another account's. */
+const DELIVERIES: Table = {
+  name: "webhook_deliveries",
+  key: ["id"],
+  foreign: "t.webhook_id IS NOT j.value ->> '$.webhook_id'",
+};
+const OUTBOX: Table = { name: "webhook_outbox", key: ["id"], foreign: ANOTHER_ACCOUNT };
+const CHANGES: Table = { name: "changes", key: ["type", "object_id"], foreign: ANOTHER_ACCOUNT, unique: "seq" };
+
+/** The account's tables, in the order their rows can be inserted (foreign keys), with their change-log types. */
+const OWNED = [
+  { table: CATEGORIES, type: "category" },
+  { table: PINPOINTS, type: "pinpoint" },
+  { table: LISTS, type: "list" },
+  { table: EVENTS, type: "event" },
+] as const;
+
+/** Where the move copies: the source, the target (as the mover), the account and its way there. */
+type Copy = { source: Batch; write: Batch; account: number; from: string; to: string; batchRows: number };
+
+const field = (column: string) => `j.value ->> '$.${column}'`;
+const matches = (table: Table, alias: string) => table.key.map((c) => `${alias}."${c}" = ${field(c)}`).join(" AND ");
+/** The account, bound once for each `?` of `sql`. */
+const accountFor = (sql: string | undefined, account: number) =>
+  Array<number>((sql ?? "").split("?").length - 1).fill(account);
+
 /**
- * Writes `row` as the source has it: an update if the target has the row, else an insert. Not an
- * UPSERT: its conflict clause would override the `INSERT OR REPLACE` of the change-log triggers it
- * fires (SQLite applies the outer statement's conflict policy inside triggers); not REPLACE either,
- * which deletes first and cascades.
+ * SQL: which of `rows` collide with another account's rows of the target, as (what, id): the same key,
+ * the same unique value, or (for a logged table) the same object in the change log.
  */
-function upsert(table: string, key: readonly string[], row: Row): Statement[] {
-  const columns = Object.keys(row);
-  const values = columns.map((c) => row[c]);
-  const keyValues = key.map((c) => row[c]);
-  const match = key.map((c) => `"${c}" = ?`).join(" AND ");
-  const updates = columns.filter((c) => !key.includes(c));
-  return [
-    ...(updates.length > 0
-      ? [
-          q(
-            `UPDATE "${table}" SET ${updates.map((c) => `"${c}" = ?`).join(", ")} WHERE ${match}`,
-            ...updates.map((c) => row[c]),
-            ...keyValues,
-          ),
-        ]
-      : []),
+function collisions(table: Table, rows: Row[], account: number): Statement | null {
+  if (!table.foreign) return null;
+  const slim = JSON.stringify(
+    rows.map((row) =>
+      Object.fromEntries(
+        [...table.key, ...(table.unique ? [table.unique] : []), "webhook_id"]
+          .filter((c) => c in row)
+          .map((c) => [c, row[c]]),
+      ),
+    ),
+  );
+  const last = table.key.at(-1)!;
+  const parts = [
     q(
-      `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(", ")}) SELECT ${columns.map(() => "?").join(", ")}
-       WHERE NOT EXISTS (SELECT 1 FROM "${table}" WHERE ${match})`,
-      ...values,
-      ...keyValues,
+      `SELECT '${table.name}' AS what, t."${last}" AS id FROM json_each(?) AS j JOIN "${table.name}" AS t ON ${matches(table, "t")} WHERE ${table.foreign}`,
+      slim,
+      ...accountFor(table.foreign, account),
     ),
   ];
+  if (table.unique) {
+    parts.push(
+      q(
+        `SELECT '${table.name} (${table.unique})', t."${table.unique}" FROM json_each(?) AS j JOIN "${table.name}" AS t ON t."${table.unique}" = ${field(table.unique)} WHERE ${table.foreign}`,
+        slim,
+        ...accountFor(table.foreign, account),
+      ),
+    );
+  }
+  if (table.logged) {
+    parts.push(
+      q(
+        `SELECT 'changes of ${table.name}', t.object_id FROM json_each(?) AS j JOIN changes AS t ON t.type = '${table.logged}' AND t.object_id = ${field("id")} WHERE ${ANOTHER_ACCOUNT}`,
+        slim,
+        account,
+      ),
+    );
+  }
+  return q(parts.map((p) => p.sql).join(" UNION ALL "), ...parts.flatMap((p) => p.params));
+}
+
+/** SQL: the places `rows` reference that the target does not hold (yet). */
+function missingPlaces(table: Table, rows: Row[]): Statement | null {
+  if (!table.place) return null;
+  return q(
+    `SELECT DISTINCT ${field("id")} AS id FROM json_each(?) AS j
+     WHERE NOT EXISTS (SELECT 1 FROM pinpoints AS t WHERE t.id = ${field("id")})`,
+    JSON.stringify(rows.map((row) => ({ id: row[table.place!] }))),
+  );
 }
 
 /**
- * Inserts `rows` the target does not have yet, in one statement: the rows travel as one JSON
- * parameter (a D1 statement takes at most 100 parameters), for the bulk copy.
+ * SQL writing `rows` as the source has them, the rows travelling as one JSON parameter (a D1 statement
+ * takes at most 100 parameters): with `update`, an update of the target's rows of the account first;
+ * then an insert of those it does not hold. Neither writes a row that collides (see `collisions`) or
+ * whose place the target lacks. Not an UPSERT: its conflict clause would override the `INSERT OR
+ * REPLACE` of the change-log triggers it fires (SQLite applies the outer statement's conflict policy
+ * inside triggers); not REPLACE either, which deletes first and cascades.
  */
-function insertMissing(table: string, key: readonly string[], rows: Row[]): Statement {
+function writes(table: Table, rows: Row[], account: number, update: boolean): Statement[] {
   const columns = Object.keys(rows[0]!);
-  const field = (c: string) => `j.value ->> '$.${c}'`;
-  return q(
-    `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(", ")})
-     SELECT ${columns.map(field).join(", ")} FROM json_each(?) AS j
-     WHERE NOT EXISTS (SELECT 1 FROM "${table}" WHERE ${key.map((c) => `"${c}" = ${field(c)}`).join(" AND ")})
-     ORDER BY j.key`,
-    JSON.stringify(rows),
+  const json = JSON.stringify(rows);
+  const guards: Statement[] = [];
+  if (table.unique) {
+    guards.push(
+      q(
+        `NOT EXISTS (SELECT 1 FROM "${table.name}" AS t WHERE t."${table.unique}" = ${field(table.unique)} AND ${table.foreign})`,
+        ...accountFor(table.foreign, account),
+      ),
+    );
+  }
+  if (table.logged) {
+    guards.push(
+      q(
+        `NOT EXISTS (SELECT 1 FROM changes AS t WHERE t.type = '${table.logged}' AND t.object_id = ${field("id")} AND ${ANOTHER_ACCOUNT})`,
+        account,
+      ),
+    );
+  }
+  if (table.place) guards.push(q(`EXISTS (SELECT 1 FROM pinpoints AS t WHERE t.id = ${field(table.place)})`));
+  const guard = guards.map((g) => ` AND ${g.sql}`).join("");
+  const guardParams = guards.flatMap((g) => g.params);
+  const updated = columns.filter((c) => !table.key.includes(c));
+  const statements: Statement[] = [];
+  if (update && updated.length > 0) {
+    const own = table.foreign ? ` AND NOT (${table.foreign})` : "";
+    statements.push(
+      q(
+        `UPDATE "${table.name}" AS t SET ${updated.map((c) => `"${c}" = ${field(c)}`).join(", ")}
+         FROM json_each(?) AS j WHERE ${matches(table, "t")}${own}${guard}`,
+        json,
+        ...accountFor(own, account),
+        ...guardParams,
+      ),
+    );
+  }
+  statements.push(
+    q(
+      `INSERT INTO "${table.name}" (${columns.map((c) => `"${c}"`).join(", ")})
+       SELECT ${columns.map(field).join(", ")} FROM json_each(?) AS j
+       WHERE NOT EXISTS (SELECT 1 FROM "${table.name}" AS t WHERE ${matches(table, "t")})${guard}
+       ORDER BY j.key`,
+      json,
+      ...guardParams,
+    ),
   );
+  return statements;
+}
+
+/** Throws the MoveError naming every collision found: the move stops before the switch. */
+function refuse(copy: Copy, found: Row[]): void {
+  if (found.length === 0) return;
+  const ids = new Map<string, unknown[]>();
+  for (const { what, id } of found) ids.set(String(what), [...(ids.get(String(what)) ?? []), id]);
+  const listed = [...ids].map(([what, list]) => `${what} ${[...new Set(list)].join(", ")}`).join("; ");
+  throw new MoveError(
+    `${copy.to} holds another account's rows under ids account ${copy.account} uses (${listed}): copying them ` +
+      `would lose one or the other, so the move stops. Nothing was switched: the account stays whole on ${copy.from}.`,
+  );
+}
+
+type PutOptions = {
+  /** Update the rows the target holds of the account too (else only insert those it lacks). */
+  update?: boolean;
+  /** Statements of the same transaction, before and after the rows' writes. */
+  before?: Statement[];
+  after?: Statement[];
+  /** Their missing places were copied already: rows still missing theirs are left out. */
+  placesCopied?: boolean;
+};
+
+/**
+ * Writes `rows` of `table` into the target (see `writes`), refusing collisions. A row whose place the
+ * target lacks (written on the source after the places were copied) waits until that place is
+ * copied from the source; one whose place the source no longer has is left out (the place's deletion
+ * deleted it too, and the change log brings that deletion).
+ */
+async function put(copy: Copy, table: Table, rows: Row[], options: PutOptions = {}): Promise<void> {
+  const { before = [], after = [] } = options;
+  const checks = rows.length > 0 ? [collisions(table, rows, copy.account), missingPlaces(table, rows)] : [];
+  const present = checks.filter((check) => check !== null);
+  const rowWrites = rows.length > 0 ? writes(table, rows, copy.account, options.update ?? false) : [];
+  if (present.length + before.length + rowWrites.length + after.length === 0) return;
+  const results = await copy.write([...present, ...before, ...rowWrites, ...after]);
+  const [found, missing] = [checks[0] ? results.shift()! : [], checks[1] ? results.shift()! : []];
+  refuse(copy, found);
+  if (missing.length === 0 || options.placesCopied) return;
+  const ids = new Set(missing.map((row) => Number(row.id)));
+  const [places] = (await copy.source([
+    q(
+      "SELECT * FROM pinpoints WHERE account_id = ? AND id IN (SELECT value FROM json_each(?)) ORDER BY id",
+      copy.account,
+      JSON.stringify([...ids]),
+    ),
+  ])) as [Row[]];
+  await put(copy, PINPOINTS, places, { update: true });
+  const waiting = rows.filter((row) => ids.has(Number(row[table.place!])));
+  await put(copy, table, waiting, { update: options.update, placesCopied: true });
 }
 
 /**
@@ -182,14 +346,9 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
     return { from, to, copied: 0, caughtUp: 0, pauseMs: 0, purged };
   }
 
-  // 1. The target: a fresh id range above everything any shard allocated, the account's row, fenced, and
-  //    nothing left of an interrupted earlier run.
-  let highest = 0;
-  for (const shard of Object.values(shards)) {
-    const [[row]] = (await shard([q(HIGHEST_SEQUENCE_SQL)])) as [Row[]];
-    highest = Math.max(highest, Number(row?.seq ?? 0));
-  }
-  await target(claimRangeSql(freshRangeStart(highest)).map((sql) => q(sql)));
+  // 1. The target: an id range of its own above every one claimed (src/db/id-ranges.ts), the account's row,
+  //    fenced, and nothing left of an interrupted earlier run.
+  const range = await claimShardRange(directory, shards, to, { now: now() });
   if (to !== DIRECTORY) {
     await target([
       q(
@@ -203,41 +362,48 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
   }
   await onTarget([]);
   await deleteAccountRows(account, onTarget, batchRows);
-  log(`Copying account ${account} from ${from} to ${to}.`);
+  log(`Copying account ${account} from ${from} to ${to} (which allocates ids from ${range} on).`);
 
   // 2. Copy while serving, from a noted point of the source's change log.
+  const copy: Copy = { source, write: onTarget, account, from, to, batchRows };
   const stop = () => {
     if (options.signal?.aborted) throw new MoveError("Interrupted before the switch: the account stays on its source.");
   };
   let head = await changeHead(source, account);
   let copied = 0;
-  for (const { table, key } of OWNED) {
+  for (const { table } of OWNED) {
     await copyPages(
       source,
       batchRows,
       0,
       (after) =>
-        q(`SELECT * FROM "${table}" WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`, account, after, batchRows),
+        q(
+          `SELECT * FROM "${table.name}" WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?`,
+          account,
+          after,
+          batchRows,
+        ),
       (row) => Number(row.id),
       async (rows) => {
         stop();
-        await onTarget([insertMissing(table, key, rows)]);
-        if (table === "lists") await copyMemberships(source, onTarget, rows, batchRows);
+        // The account's categories are on every shard already (src/db/client.ts): brought up to date, not skipped.
+        await put(copy, table, rows, { update: table === CATEGORIES });
+        if (table === LISTS) await copyMemberships(copy, rows);
         copied += rows.length;
       },
     );
   }
-  await copyIdempotency(source, onTarget, account, batchRows);
-  await copyWebhooks(source, onTarget, account, batchRows);
-  const outboxCopied = await copyOutbox(source, onTarget, account, 0, batchRows);
-  await copyChanges(source, onTarget, account, 0, batchRows);
+  await copyIdempotency(copy);
+  await copyWebhooks(copy);
+  const outboxCopied = await copyOutbox(copy, 0);
+  await copyChanges(copy);
   log(`Copied ${copied} rows; catching up from the change log.`);
 
   // 3. Catch up until a round finds little, then 4. pause the source's writes and take the rest.
   let caughtUp = 0;
   for (let round = 0; round < 10; round++) {
     stop();
-    const { applied, head: next } = await catchUp(source, onTarget, account, head, batchRows);
+    const { applied, head: next } = await catchUp(copy, head);
     caughtUp += applied;
     head = next;
     log(`Caught up ${applied} changes.`);
@@ -255,7 +421,7 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
       ),
     ]);
     for (;;) {
-      const { applied, head: next } = await catchUp(source, onTarget, account, head, batchRows);
+      const { applied, head: next } = await catchUp(copy, head);
       caughtUp += applied;
       head = next;
       stop();
@@ -266,9 +432,9 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
       ])) as [unknown, Row[]];
       if (Number(after!.seq) <= head) break;
     }
-    await copyIdempotency(source, onTarget, account, batchRows);
-    await copyWebhooks(source, onTarget, account, batchRows);
-    const outboxEnd = await copyOutbox(source, onTarget, account, outboxCopied, batchRows);
+    await copyIdempotency(copy);
+    await copyWebhooks(copy);
+    const outboxEnd = await copyOutbox(copy, outboxCopied);
     // What the target's own triggers wrote for the copied rows: ids of its fresh range, above every copied one.
     await onTarget([q("DELETE FROM webhook_outbox WHERE account_id = ? AND id > ?", account, outboxEnd)]);
     await directory([q("UPDATE accounts SET shard = ? WHERE id = ? AND shard = ?", to, account, from)]);
@@ -296,51 +462,58 @@ async function changeHead(shard: Batch, account: number): Promise<number> {
   return Number(row!.seq);
 }
 
-/** The lists' memberships as the source has them, and their versions (copying memberships bumps them). */
-async function copyMemberships(source: Batch, write: Batch, lists: Row[], batchRows: number): Promise<void> {
+/**
+ * The lists' memberships as the source has them, and their versions (copying memberships bumps them).
+ * The lists are the account's in the target (`put` refused any collision), so their memberships there are too.
+ */
+async function copyMemberships(copy: Copy, lists: Row[]): Promise<void> {
   for (const list of lists) {
-    await write([q("DELETE FROM list_pinpoints WHERE list_id = ?", list.id)]);
+    await copy.write([q("DELETE FROM list_pinpoints WHERE list_id = ?", list.id)]);
     await copyPages(
-      source,
-      batchRows,
+      copy.source,
+      copy.batchRows,
       0,
       (after) =>
         q(
           "SELECT * FROM list_pinpoints WHERE list_id = ? AND pinpoint_id > ? ORDER BY pinpoint_id LIMIT ?",
           list.id,
           after,
-          batchRows,
+          copy.batchRows,
         ),
       (row) => Number(row.pinpoint_id),
-      (rows) => write([insertMissing("list_pinpoints", ["list_id", "pinpoint_id"], rows)]),
+      (rows) => put(copy, MEMBERSHIPS, rows),
     );
   }
-  const [versions] = (await source([
+  const [versions] = (await copy.source([
     q(
       `SELECT id, version FROM lists WHERE id IN (SELECT value FROM json_each(?))`,
       JSON.stringify(lists.map((l) => l.id)),
     ),
   ])) as [Row[]];
   if (versions.length > 0) {
-    await write(versions.map((v) => q("UPDATE lists SET version = ? WHERE id = ?", v.version, v.id)));
+    await copy.write(
+      versions.map((v) =>
+        q("UPDATE lists SET version = ? WHERE id = ? AND account_id = ?", v.version, v.id, copy.account),
+      ),
+    );
   }
 }
 
 /** Idempotency records are in no change log: copied whole, before and during the pause. */
-async function copyIdempotency(source: Batch, write: Batch, account: number, batchRows: number): Promise<void> {
+async function copyIdempotency(copy: Copy): Promise<void> {
   await copyPages(
-    source,
-    batchRows,
+    copy.source,
+    copy.batchRows,
     "",
     (after) =>
       q(
         "SELECT * FROM idempotency_keys WHERE account_id = ? AND key > ? ORDER BY key LIMIT ?",
-        account,
+        copy.account,
         after,
-        batchRows,
+        copy.batchRows,
       ),
     (row) => String(row.key),
-    (rows) => write(rows.flatMap((row) => upsert("idempotency_keys", ["account_id", "key"], row))),
+    (rows) => put(copy, IDEMPOTENCY, rows, { update: true }),
   );
 }
 
@@ -350,18 +523,21 @@ async function copyIdempotency(source: Batch, write: Batch, account: number, bat
  * a lease, so delivery goes on from the target at once. One the source no longer has is deleted from
  * the target, its attempts with it.
  */
-async function copyWebhooks(source: Batch, write: Batch, account: number, batchRows: number): Promise<void> {
+async function copyWebhooks(copy: Copy): Promise<void> {
+  const { source, write, account, batchRows } = copy;
   const [hooks] = (await source([q("SELECT * FROM webhooks WHERE account_id = ? ORDER BY id", account)])) as [Row[]];
-  await write([
-    q(
-      "DELETE FROM webhooks WHERE account_id = ? AND id NOT IN (SELECT value FROM json_each(?))",
-      account,
-      JSON.stringify(hooks.map((hook) => hook.id)),
-    ),
-    ...hooks.flatMap((hook) => upsert("webhooks", ["id"], hook)),
+  await put(copy, WEBHOOKS, hooks, {
+    update: true,
+    before: [
+      q(
+        "DELETE FROM webhooks WHERE account_id = ? AND id NOT IN (SELECT value FROM json_each(?))",
+        account,
+        JSON.stringify(hooks.map((hook) => hook.id)),
+      ),
+    ],
     // A consumer's lease on the source means nothing here: the fence stops its writes there.
-    q("UPDATE webhooks SET lease_until = NULL WHERE account_id = ?", account),
-  ]);
+    after: [q("UPDATE webhooks SET lease_until = NULL WHERE account_id = ?", account)],
+  });
   for (const hook of hooks) {
     const [[last]] = (await write([
       q("SELECT coalesce(max(id), 0) AS id FROM webhook_deliveries WHERE webhook_id = ?", hook.id),
@@ -378,7 +554,7 @@ async function copyWebhooks(source: Batch, write: Batch, account: number, batchR
           batchRows,
         ),
       (row) => Number(row.id),
-      (rows) => write([insertMissing("webhook_deliveries", ["id"], rows)]),
+      (rows) => put(copy, DELIVERIES, rows),
     );
   }
 }
@@ -388,48 +564,47 @@ async function copyWebhooks(source: Batch, write: Batch, account: number, batchR
  * the last id copied. Rows the target's triggers write while the copy catches up are deleted in the
  * pause: every write of the account happened on the source, whose rows say what to deliver.
  */
-async function copyOutbox(
-  source: Batch,
-  write: Batch,
-  account: number,
-  after: number,
-  batchRows: number,
-): Promise<number> {
+async function copyOutbox(copy: Copy, after: number): Promise<number> {
   return copyPages(
-    source,
-    batchRows,
+    copy.source,
+    copy.batchRows,
     after,
     (from) =>
-      q("SELECT * FROM webhook_outbox WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?", account, from, batchRows),
+      q(
+        "SELECT * FROM webhook_outbox WHERE account_id = ? AND id > ? ORDER BY id LIMIT ?",
+        copy.account,
+        from,
+        copy.batchRows,
+      ),
     (row) => Number(row.id),
-    (rows) => write([insertMissing("webhook_outbox", ["id"], rows)]),
+    (rows) => put(copy, OUTBOX, rows),
   );
 }
 
 /**
- * The source's change-log entries after `from`, written over the target's: the target's triggers logged
- * the copy under its own (larger) numbers; the source's numbers are what followers' cursors hold.
+ * The source's change-log entries, written over the target's: the target's triggers logged the copy
+ * under its own (larger) numbers; the source's numbers are what followers' cursors hold.
  */
-async function copyChanges(source: Batch, write: Batch, account: number, from: number, batchRows: number) {
+async function copyChanges(copy: Copy): Promise<void> {
   await copyPages(
-    source,
-    batchRows,
-    from,
+    copy.source,
+    copy.batchRows,
+    0,
     (after) =>
-      q("SELECT * FROM changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?", account, after, batchRows),
+      q(
+        "SELECT * FROM changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+        copy.account,
+        after,
+        copy.batchRows,
+      ),
     (row) => Number(row.seq),
-    (rows) => write(rows.flatMap((row) => upsert("changes", ["type", "object_id"], row))),
+    (rows) => put(copy, CHANGES, rows, { update: true }),
   );
 }
 
 /** Applies the source's changes after `head` to the target; returns how many and the new head. */
-async function catchUp(
-  source: Batch,
-  write: Batch,
-  account: number,
-  head: number,
-  batchRows: number,
-): Promise<{ applied: number; head: number }> {
+async function catchUp(copy: Copy, head: number): Promise<{ applied: number; head: number }> {
+  const { source, write, account, batchRows } = copy;
   let applied = 0;
   let after = head;
   // Up to the log's end as it is now: writers that keep writing are the next round's.
@@ -447,29 +622,31 @@ async function catchUp(
     if (changes.length === 0) return { applied, head: end };
     const ids = (type: string, op: string) =>
       changes.filter((c) => c.type === type && c.op === op).map((c) => Number(c.object_id));
-    for (const { table, key } of OWNED) {
-      const type = Object.keys(TYPE_TABLE).find((t) => TYPE_TABLE[t] === table)!;
+    for (const { table, type } of OWNED) {
       const upserted = ids(type, "upsert");
       if (upserted.length === 0) continue;
       const [rows] = (await source([
-        q(`SELECT * FROM "${table}" WHERE id IN (SELECT value FROM json_each(?))`, JSON.stringify(upserted)),
+        q(
+          `SELECT * FROM "${table.name}" WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))`,
+          account,
+          JSON.stringify(upserted),
+        ),
       ])) as [Row[]];
-      if (rows.length > 0) await write(rows.flatMap((row) => upsert(table, key, row)));
-      if (table === "lists" && rows.length > 0) await copyMemberships(source, write, rows, batchRows);
+      await put(copy, table, rows, { update: true });
+      if (table === LISTS && rows.length > 0) await copyMemberships(copy, rows);
     }
-    for (const { table } of [...OWNED].reverse()) {
-      const type = Object.keys(TYPE_TABLE).find((t) => TYPE_TABLE[t] === table)!;
+    for (const { table, type } of [...OWNED].reverse()) {
       const deleted = ids(type, "delete");
       if (deleted.length === 0) continue;
       await write([
         q(
-          `DELETE FROM "${table}" WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))`,
+          `DELETE FROM "${table.name}" WHERE account_id = ? AND id IN (SELECT value FROM json_each(?))`,
           account,
           JSON.stringify(deleted),
         ),
       ]);
     }
-    await write(changes.flatMap((row) => upsert("changes", ["type", "object_id"], row)));
+    await put(copy, CHANGES, changes, { update: true });
     applied += changes.length;
     after = Number(changes.at(-1)!.seq);
   }

@@ -80,6 +80,21 @@ export const accountFences = sqliteTable("account_fences", {
 });
 
 /**
+ * The id ranges handed out, in the directory (src/db/id-ranges.ts,
+ * docs/scaling.md "Identifiers"): each range of ID_RANGE numbers from `start`
+ * belongs to one `holder`, a shard (its binding name: every table of it
+ * allocates from there) or the directory's own counter of category ids, whose
+ * next id is `next_id` (null for a shard's range, which its `sqlite_sequence`
+ * counts). Range 0 is the directory's, where a new database allocates from.
+ */
+export const idRanges = sqliteTable("id_ranges", {
+  start: integer().primaryKey(),
+  holder: text().notNull(),
+  claimed_at: integer().notNull(),
+  next_id: integer(),
+});
+
+/**
  * OAuth2 clients. Only a SHA-256 hash of the (high-entropy, service-generated)
  * secret is stored. `secretVersion` is copied into every token; rotating the
  * secret bumps it, which invalidates tokens issued before the rotation.

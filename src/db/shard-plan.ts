@@ -4,7 +4,7 @@
  * directory's, and the id ranges. Imports nothing, so scripts/ can use it.
  */
 
-/** The binding of the directory database: accounts, clients, publishable keys. */
+/** The binding of the directory database: accounts, clients, publishable keys, id ranges. */
 export const DIRECTORY = "DB";
 
 /**
@@ -53,11 +53,6 @@ export function shardNames(value: string | undefined): readonly string[] {
 
 /** SQL: the highest number this database has allocated in any sequenced table. */
 export const HIGHEST_SEQUENCE_SQL = `SELECT coalesce(max(seq), 0) AS seq FROM sqlite_sequence WHERE name IN (${SEQUENCED_TABLES.map((t) => `'${t}'`).join(", ")})`;
-
-/** The first number of the range above `highest`, the highest number any shard has allocated. */
-export function freshRangeStart(highest: number): number {
-  return (Math.floor(highest / ID_RANGE) + 1) * ID_RANGE;
-}
 
 /**
  * SQL that makes a database allocate from `start` on, in every sequenced table:
