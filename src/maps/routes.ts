@@ -4,17 +4,21 @@
  * it stays out of the OpenAPI document as /docs does; docs/publishing-maps.md
  * documents it. The Worker answers only the small HTML page and its
  * policy (./page.ts); the page's script (static/maps/map.js) reads the list
- * through the public API with the same key, every page of it.
+ * through the public API with the same key, every page of it. A refusal
+ * (a bad address or key, a site the key does not allow, a list it does not
+ * publish) is a page saying why to a browser, problem details to anyone else.
  */
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type ErrorHandler } from "hono";
 import * as z from "zod";
 import { assertOriginAllowed, authenticateKey, KEY_SHAPE, type ResolvedKey } from "../auth/publishable-keys";
 import type { AppEnv } from "../core/env";
+import { ApiError } from "../core/problem";
 import { assertListPublished } from "../db/published";
+import { onError } from "../http/errors";
 import { ID, pathId } from "../http/path";
 import { hidden } from "../http/route-metadata";
 import { validate } from "../http/validation";
-import { mapPage, mapPolicy } from "./page";
+import { mapPage, mapPolicy, REFUSAL_POLICY, refusalMessage, refusalPage } from "./page";
 
 const mapQuery = z.object({
   key: z.string().regex(KEY_SHAPE, "must be a publishable key (pk_ and 20 to 100 base64url characters)"),
@@ -51,4 +55,25 @@ async function mapPageResponse(c: Context<AppEnv, string, MapInput>): Promise<Re
   return c.html(mapPage(c.var.config));
 }
 
-export const mapRoutes = new Hono<AppEnv>().get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse));
+/** Whether the request is a browser's navigation (a page or a frame), which reads HTML and not problem details. */
+const wantsPage = (c: Context<AppEnv>) => /\btext\/html\b/i.test(c.req.header("Accept") ?? "");
+
+/**
+ * A refusal of the page: to a browser, the refusal page (./page.ts) with the
+ * status and headers the problem has, so a frame shows why the map is not
+ * there; to anything else, problem details as everywhere. Failures on our
+ * side stay problem details.
+ */
+const refuse: ErrorHandler<AppEnv> = (error, c) => {
+  c.header("Vary", "Accept");
+  if (!(error instanceof ApiError) || error.status >= 500 || !wantsPage(c)) return onError(error, c);
+  for (const [name, value] of Object.entries(error.options.headers ?? {})) c.header(name, value);
+  c.header("Content-Security-Policy", REFUSAL_POLICY);
+  c.header("Cross-Origin-Resource-Policy", "cross-origin");
+  c.header("Cache-Control", "private, no-store");
+  return c.html(refusalPage(refusalMessage(error.status, error.detail)), error.status);
+};
+
+export const mapRoutes = new Hono<AppEnv>()
+  .get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse))
+  .onError(refuse);
