@@ -105,7 +105,7 @@ export function mapPage(config: Config): HtmlEscapedString | Promise<HtmlEscaped
 }
 
 /**
- * The refusal page's policy: its stylesheet and nothing else, and framed by
+ * The refusal page's policy: its stylesheet (and empty icon) and nothing else, and framed by
  * anyone. It shows no data of the list or the account, only why the map is
  * not shown, so letting any site frame it gives away nothing the key protects:
  * the framing site cannot read it (it is another origin), and it has nothing
@@ -115,6 +115,8 @@ export function mapPage(config: Config): HtmlEscapedString | Promise<HtmlEscaped
 export const REFUSAL_POLICY = [
   "default-src 'none'",
   "style-src 'self'",
+  // The empty icon (`data:,`), so a browser asks for no /favicon.ico.
+  "img-src data:",
   "base-uri 'none'",
   "form-action 'none'",
   "frame-ancestors *",

@@ -8,13 +8,13 @@
  * (a bad address or key, a site the key does not allow, a list it does not
  * publish) is a page saying why to a browser, problem details to anyone else.
  */
-import { Hono, type Context, type ErrorHandler } from "hono";
+import { Hono, type Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import * as z from "zod";
 import { assertOriginAllowed, authenticateKey, KEY_SHAPE, type ResolvedKey } from "../auth/publishable-keys";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
 import { assertListPublished } from "../db/published";
-import { onError } from "../http/errors";
 import { ID, pathId } from "../http/path";
 import { hidden } from "../http/route-metadata";
 import { validate } from "../http/validation";
@@ -59,21 +59,28 @@ async function mapPageResponse(c: Context<AppEnv, string, MapInput>): Promise<Re
 const wantsPage = (c: Context<AppEnv>) => /\btext\/html\b/i.test(c.req.header("Accept") ?? "");
 
 /**
- * A refusal of the page: to a browser, the refusal page (./page.ts) with the
- * status and headers the problem has, so a frame shows why the map is not
- * there; to anything else, problem details as everywhere. Failures on our
- * side stay problem details.
+ * A refusal of the page (the app's error handler has made it problem details
+ * by now): to a browser, the refusal page (./page.ts) with the problem's status
+ * and headers, so a frame shows why the map is not there; to anything else,
+ * the problem details as everywhere. Failures on our side stay problem details.
  */
-const refuse: ErrorHandler<AppEnv> = (error, c) => {
-  c.header("Vary", "Accept");
-  if (!(error instanceof ApiError) || error.status >= 500 || !wantsPage(c)) return onError(error, c);
-  for (const [name, value] of Object.entries(error.options.headers ?? {})) c.header(name, value);
-  c.header("Content-Security-Policy", REFUSAL_POLICY);
-  c.header("Cross-Origin-Resource-Policy", "cross-origin");
-  c.header("Cache-Control", "private, no-store");
-  return c.html(refusalPage(refusalMessage(error.status, error.detail)), error.status);
-};
+const refusalsAsPages = createMiddleware<AppEnv>(async function refusalsAsPages(c, next) {
+  await next();
+  const error = c.error;
+  if (!(error instanceof ApiError) || error.status >= 500) return;
+  c.res.headers.append("Vary", "Accept");
+  if (!wantsPage(c)) return;
+  const headers = new Headers(error.options.headers);
+  headers.set("Content-Type", "text/html; charset=utf-8");
+  headers.set("Content-Security-Policy", REFUSAL_POLICY);
+  headers.set("Cross-Origin-Resource-Policy", "cross-origin");
+  headers.set("Cache-Control", "private, no-store");
+  headers.set("Vary", "Accept");
+  const page = String(await refusalPage(refusalMessage(error.status, error.detail)));
+  c.res = undefined;
+  c.res = new Response(page, { status: error.status, headers });
+});
 
 export const mapRoutes = new Hono<AppEnv>()
-  .get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse))
-  .onError(refuse);
+  .use(refusalsAsPages)
+  .get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse));

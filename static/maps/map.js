@@ -19,7 +19,7 @@
  *
  * For tests and for anyone debugging from the console, the page says how far
  * it got on `document.body.dataset`: `state` ("loading", then "ready" once
- * the tiles in view are drawn, or "error") and `loaded` (the number of places
+ * the list's tiles in view are drawn, or "error") and `loaded` (the number of places
  * in the list, as the tiles count them); and the map is `window.liveMap`.
  */
 
@@ -496,11 +496,19 @@ async function main() {
       { padding: 48, maxZoom: 15, animate: false },
     );
   }
+  // Ready once the list's tiles in view are in and drawn. Not at "idle": the tiles are live (they expire
+  // within seconds, docs/publishing-maps.md), so MapLibre keeps renewing them, and a busy map may never idle.
+  const whenDrawn = () => {
+    if (!map.getSource(SOURCE) || !map.isSourceLoaded(SOURCE)) return;
+    map.off("sourcedata", whenDrawn);
+    map.once("render", () => {
+      if (body.dataset.state === "loading") show("ready", places === 0 ? "This list has no places yet." : "");
+    });
+    map.triggerRepaint();
+  };
+  map.on("sourcedata", whenDrawn);
   addIfReady();
-  map.once("idle", () => {
-    if (body.dataset.state === "loading") show("ready", places === 0 ? "This list has no places yet." : "");
-  });
-  map.triggerRepaint();
+  whenDrawn();
 }
 
 await main();
