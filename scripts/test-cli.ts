@@ -5,6 +5,8 @@
  *   URL they tried and how to point them elsewhere, not just "fetch failed";
  * - `npm run backup -- --help` prints the usage, and a wrong option the usage
  *   too, with exit status 2;
+ * - data files a reader keeps in the checkout (GeoJSON, CSV, an import's
+ *   state) are left alone by Prettier's check;
  * - `npm start` on a fresh state shows the credentials within its first
  *   screen (the migrations are one line, not a table per migration).
  */
@@ -43,7 +45,27 @@ test("import and export name the URL they could not reach and how to change it",
     assert.equal(run.status, 1, run.stderr);
     assert.match(run.stderr, new RegExp(`Could not reach the service at ${base.replaceAll(".", "\\.")}`));
     assert.match(run.stderr, /--base URL or POI_BASE_URL/);
+    // The hint pastes as it is: npm passes options on to the script only after `--`.
+    assert.match(run.stderr, /\(npm start -- --port N serves http:\/\/localhost:N;/);
     assert.doesNotMatch(run.stderr, /^fetch failed$/m);
+  }
+});
+
+test("data files a reader keeps in the checkout are not checked by Prettier (npm run check)", async () => {
+  const { getFileInfo } = await import("prettier");
+  const data = ["places.geojson", "backup.csv", "places.geojson.import-state.json", "docs/tile.geojson"];
+  for (const name of data) {
+    const info = await getFileInfo(join(ROOT, name), {
+      ignorePath: [join(ROOT, ".gitignore"), join(ROOT, ".prettierignore")],
+    });
+    assert.equal(info.ignored, true, `${name} would be checked`);
+  }
+  // The project's own files still are.
+  for (const name of ["package.json", "docs/api.md", "src/app.ts"]) {
+    const info = await getFileInfo(join(ROOT, name), {
+      ignorePath: [join(ROOT, ".gitignore"), join(ROOT, ".prettierignore")],
+    });
+    assert.equal(info.ignored, false, `${name} would not be checked`);
   }
 });
 

@@ -7,6 +7,10 @@
  * - runs the client's node:test suites on the system's Node, the first `node`
  *   on PATH outside node_modules (the npm scripts' own is Node 22; the client
  *   promises Node 20+), or CLIENT_TEST_NODE;
+ * - compiles the examples of docs/typescript-client.md and client/README.md
+ *   under `strict` against the package as published, and runs them on that
+ *   Node against the service (their settings from POI_BASE_URL, POI_CLIENT_ID,
+ *   POI_CLIENT_SECRET, as a reader's would be);
  * - loads the package as published (dist/, openapi-fetch through an import
  *   map) into a page of another origin in Chromium, which reads a list with
  *   a publishable key limited to that origin.
@@ -14,7 +18,7 @@
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -96,6 +100,76 @@ test(`the client's suites pass on ${node} ${version}`, () => {
   assert.equal(result.status, 0, "a suite of client/test failed (its report is above)");
   assert.match(report, /^ℹ pass [1-9]\d*$/m);
   assert.match(report, /^ℹ fail 0$/m);
+});
+
+/** The documents whose first TypeScript example is compiled and run, and the file each becomes. */
+const EXAMPLES = [
+  { document: "docs/typescript-client.md", file: "typescript-client.ts" },
+  { document: "client/README.md", file: "client-readme.ts" },
+];
+
+/** The first ```ts block of a document. */
+function tsExample(document: string): string {
+  const text = readFileSync(join(ROOT, document), "utf8");
+  const open = text.indexOf("```ts\n");
+  assert.notEqual(open, -1, `${document} has no TypeScript example`);
+  return text.slice(open + "```ts\n".length, text.indexOf("\n```", open));
+}
+
+test("the documents' examples compile under strict without a cast, and run against the service", () => {
+  // Inside client/, so they import the package by its name as a reader's code does; dist-test/ is not committed.
+  const dir = join(ROOT, "client", "dist-test", "examples");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const config = {
+    extends: "../../tsconfig.json",
+    compilerOptions: { declaration: false, types: ["node"], rootDir: ".", outDir: "out" },
+    include: ["*.ts"],
+  };
+  writeFileSync(join(dir, "tsconfig.json"), JSON.stringify(config));
+  for (const { document, file } of EXAMPLES) {
+    const example = tsExample(document);
+    // Neither `x as T` nor `x!`, outside comments and strings.
+    const code = example.replace(/\/\/.*$/gm, "").replace(/"(?:[^"\\\n]|\\.)*"|`[^`]*`/g, '""');
+    assert.doesNotMatch(code, /\bas\s+[\w{[(]|[\w)\]]!(?!=)/, `${document}: the example casts`);
+    // A module of its own (the examples use top-level await), whatever it imports.
+    writeFileSync(join(dir, file), `${example}\nexport {};\n`);
+  }
+  const tsc = require.resolve("typescript/bin/tsc");
+  const build = spawnSync(process.execPath, [tsc, "-p", dir], { cwd: ROOT, encoding: "utf8" });
+  assert.equal(build.status, 0, `the examples do not compile:\n${build.stdout}${build.stderr}`);
+
+  // client/README.md imports ~/poi-data/places.geojson.
+  const home = join(scratch, "home");
+  mkdirSync(join(home, "poi-data"), { recursive: true });
+  const features = [0, 1, 2].map((i) => ({
+    type: "Feature",
+    geometry: { type: "Point", coordinates: [2.34 + i / 100, 48.86] },
+    properties: { name: `From the file ${i}` },
+  }));
+  writeFileSync(join(home, "poi-data", "places.geojson"), JSON.stringify({ type: "FeatureCollection", features }));
+  const env = {
+    ...process.env,
+    HOME: home,
+    POI_BASE_URL: server!.base,
+    POI_CLIENT_ID: client.client_id,
+    POI_CLIENT_SECRET: client.client_secret,
+  };
+  const outputs = EXAMPLES.map(({ document, file }) => {
+    const run = spawnSync(node, [join(dir, "out", file.replace(/\.ts$/, ".js"))], {
+      env,
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    assert.equal(run.status, 0, `${document}'s example failed:\n${run.stdout}${run.stderr}`);
+    return run.stdout;
+  });
+  assert.match(outputs[0]!, /^\d+ Musée d'Orsay$/m, "the tour's place is found in the viewport");
+  assert.match(outputs[0]!, /^200$/m, "the conditional write succeeds");
+  assert.match(outputs[0]!, /^\[ \d+ \]$/m, "the import answers its one id");
+  assert.match(outputs[0]!, /^25 imported$/m);
+  assert.match(outputs[1]!, /^\d+ Musée d'Orsay$/m, "the list's place is listed");
+  assert.match(outputs[1]!, /^3 imported$/m, "the file's three places are imported");
 });
 
 /** A page of its own origin serving the published files: an HTML page, client/dist/ and openapi-fetch. */

@@ -17,17 +17,22 @@
  * file and of a CSV file, resumed after a killed run without duplicates, and
  * `npm run export` giving back identical features. And the registration
  * tool through wrangler: a key from `npm run clients -- keys create` reads
- * its list from the service until `keys revoke`.
+ * its list from the service until `keys revoke`. Last, the documents as a
+ * reader follows them: the README's quick tour, then every GDAL line of the
+ * documents and their import and export lines, run by bash in the checkout
+ * as written: each finishes after a handful of requests, writes what it says
+ * (checked against the API), and nothing lands in the checkout.
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { tokenOf } from "./lib/transfer.ts";
-import { startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { getAgainOnce, startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { commands, shellBlock, shellBlocks, tourScript } from "./lib/doc-blocks.ts";
 import { FeatureSplitter, NotAFeatureCollection } from "./lib/geojson-stream.ts";
 import { createClient } from "./lib/registry.ts";
 import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
@@ -49,6 +54,8 @@ const scratch = mkdtempSync(join(tmpdir(), "poi-gis-test-"));
 const target: Target = { remote: false, persistTo: join(scratch, "state") };
 let server: DevServer;
 let token = "";
+/** The client of the GIS account, whose id and secret the quick tour is run with. */
+let gisClient: { client_id: string; client_secret: string };
 /** A second account for the bulk tools, so their counts start from zero. */
 let cli: { client_id: string; client_secret: string };
 let listId = 0;
@@ -108,6 +115,7 @@ before(async () => {
   );
   assert.equal(status, 0, "wrangler d1 migrations apply failed");
   const client = await createClient(d1Execute(target), { account: "gis test", name: "gdal", scope: "read write" });
+  gisClient = client;
   cli = await createClient(d1Execute(target), { account: "cli test", name: "cli", scope: "read write" });
   server = await startDevServer([
     ...targetFlags(target),
@@ -463,7 +471,7 @@ test("a key from npm run clients -- keys create reads exactly its list; keys rev
   ]);
   assert.deepEqual(created.answer.lists, [listId]);
   const key = String(created.answer.key);
-  const read = () => fetch(`${server.base}/v3.0/lists?key=${encodeURIComponent(key)}`);
+  const read = () => getAgainOnce(`${server.base}/v3.0/lists?key=${encodeURIComponent(key)}`);
   const response = await read();
   assert.equal(response.status, 200, await response.clone().text());
   const ids = ((await response.json()) as { results: { id: number }[] }).results.map((list) => list.id);
@@ -481,4 +489,165 @@ test("a key from npm run clients -- keys create reads exactly its list; keys rev
     assert.ok(Date.now() < deadline, `the revoked key still answers ${after.status}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
+});
+
+test("docs/registering-clients.md's commands run as written, the placeholders holding what they printed", () => {
+  const lines = commands(shellBlock("docs/registering-clients.md", "# Registering clients"));
+  assert.ok(lines.length >= 10, lines.join("\n"));
+  const filled: Record<string, string> = {};
+  let printed = "";
+  for (const line of lines) {
+    const placeholder = /^(CLIENT_ID|KEY_ID)=\.\.\. /.exec(line)?.[1];
+    if (placeholder) {
+      const shown = (placeholder === "CLIENT_ID" ? /client_id:\s+(\S+)/ : /^\s*id:\s+(\d+)$/m).exec(printed)?.[1];
+      assert.ok(shown, `${placeholder} is not in what the command before printed:\n${printed}`);
+      filled[placeholder] = shown;
+      continue;
+    }
+    assert.match(line, /^npm run clients -- /);
+    // The script npm runs, with this Node, on the test's database instead of npm start's.
+    const args = `${line.slice("npm run clients -- ".length)} --persist-to "${target.persistTo}"`;
+    const result = spawnSync("bash", ["-euc", `"${process.execPath}" scripts/clients.ts ${args}`], {
+      cwd: ROOT,
+      env: { ...process.env, ...filled },
+      encoding: "utf8",
+      timeout: 120_000,
+    });
+    assert.equal(result.status, 0, `${line}\n${result.stdout}${result.stderr}`);
+    printed = result.stdout;
+  }
+  assert.deepEqual(Object.keys(filled).sort(), ["CLIENT_ID", "KEY_ID"]);
+});
+
+/** The documents with GDAL lines, each run after the quick tour. */
+const GDAL_DOCUMENTS = ["docs/vector-tiles.md", "docs/geojson-and-gis.md", "docs/ogc.md"];
+/** The most requests a GDAL line of the documents may make: a few pages or tiles, never a whole zoom level. */
+const MOST_REQUESTS = 10;
+
+/** Runs a command to its end without blocking this process, which reads the dev server's log meanwhile. */
+function run(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(command, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"], timeout: 600_000 });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (chunk: Buffer) => (out += chunk));
+    child.stderr.on("data", (chunk: Buffer) => (err += chunk));
+    child.once("close", (code) => resolve({ code, out, err }));
+  });
+}
+
+/** What git sees in the checkout besides its commits: a file written there by an example shows up. */
+const untracked = () =>
+  spawnSync("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: ROOT, encoding: "utf8" }).stdout;
+
+/** The pinpoints of the GIS account that `query` selects, read from the API page by page. */
+async function pinpointsWhere(
+  query: string,
+): Promise<{ id: number; name: string; longitude: number; latitude: number }[]> {
+  const found: { id: number; name: string; longitude: number; latitude: number }[] = [];
+  let url: string | null = `/v3.0/pinpoints?limit=1000${query}`;
+  while (url) {
+    const page = (await api("GET", url.replace(server.base, ""))) as { results: typeof found; next: string | null };
+    found.push(...page.results);
+    url = page.next;
+  }
+  return found;
+}
+
+test("the documents' GDAL, import and export lines run as written after the quick tour, outside the checkout", async (t) => {
+  const home = join(scratch, "home");
+  mkdirSync(home, { recursive: true });
+  const gdalLines = GDAL_DOCUMENTS.flatMap((file) =>
+    shellBlocks(file)
+      .flatMap(commands)
+      .filter((line) => /^(ogrinfo|ogr2ogr|mkdir) /.test(line))
+      .map((line) => ({ file, line })),
+  );
+  for (const file of GDAL_DOCUMENTS) {
+    assert.ok(
+      gdalLines.some((l) => l.file === file && l.line.startsWith("ogr")),
+      `${file} shows no GDAL line`,
+    );
+  }
+  const transfers = commands(shellBlock("docs/geojson-and-gis.md", "## From and to files"));
+  assert.deepEqual(
+    transfers.map((line) => line.split(" ").slice(0, 3).join(" ")),
+    ["mkdir -p ~/poi-data", "npm run export", "npm run import"],
+  );
+  // Each line after a marker naming it, on standard error where GDAL writes its debug log (the URLs it fetched).
+  const script = [
+    tourScript(),
+    ...gdalLines.map(({ line }, i) => `echo "@@@ ${i} $(date +%s%N)" >&2\n${line}`),
+    `echo "@@@ end $(date +%s%N)" >&2`,
+    'echo "TOUR_LIST=$LIST"',
+  ].join("\n");
+  const before = untracked();
+  const total = (await pinpointsWhere("")).length;
+  const env = {
+    ...process.env,
+    HOME: home,
+    BASE: server.base,
+    ID: gisClient.client_id,
+    SECRET: gisClient.client_secret,
+    CPL_DEBUG: "ON",
+    // npm run import and export talk to this service, as a reader's talk to `npm start`'s.
+    POI_BASE_URL: server.base,
+    POI_CLIENT_ID: gisClient.client_id,
+    POI_CLIENT_SECRET: gisClient.client_secret,
+  };
+  const result = await run("bash", ["-eu", "-o", "pipefail", "-c", script], env);
+  assert.equal(result.code, 0, `the documents' lines failed:\n${result.err.slice(-4000)}\n${result.out.slice(-2000)}`);
+  assert.equal(untracked(), before, "an example wrote into the checkout");
+
+  // Each GDAL line: a handful of requests, in seconds.
+  const segments = result.err.split(/^@@@ /m).slice(1);
+  const timings: string[] = [];
+  gdalLines.forEach(({ file, line }, i) => {
+    const [head = "", ...log] = segments[i]!.split("\n");
+    const next = segments[i + 1]!.split("\n")[0]!;
+    const seconds = (Number(next.split(" ")[1]) - Number(head.split(" ")[1])) / 1e9;
+    const fetched = log.filter((l) => /HTTP: Fetch\(/.test(l)).length;
+    if (line.startsWith("ogr")) timings.push(`${seconds.toFixed(1)} s, ${fetched} requests: ${line.slice(0, 90)}`);
+    if (line.startsWith("ogr"))
+      assert.ok(fetched >= 1 && fetched <= MOST_REQUESTS, `${file}: ${fetched} requests: ${line}`);
+  });
+  for (const timing of timings) t.diagnostic(timing);
+
+  // What they wrote, against the API.
+  const list = Number(/^TOUR_LIST=(\d+)$/m.exec(result.out)?.[1]);
+  const names = (file: string) =>
+    (
+      JSON.parse(gdal(OGR2OGR, ["-f", "GeoJSON", "/vsistdout/", join(home, "poi-data", file)])) as {
+        features: Feature[];
+      }
+    ).features
+      .map((f) => String(f.properties.name))
+      .sort();
+  assert.deepEqual(names("list.gpkg"), (await pinpointsWhere(`&list=${list}`)).map((p) => p.name).sort());
+  assert.deepEqual(names("museums.gpkg"), (await pinpointsWhere("&tags=museum")).map((p) => p.name).sort());
+  const tile = JSON.parse(readFileSync(join(home, "poi-data", "tile.geojson"), "utf8")) as { features: Feature[] };
+  const inTile = (await pinpointsWhere("")).filter((p) => tileOf(p, 12).join() === "2074,1409");
+  assert.ok(inTile.length >= 3, "the tour's places fill the documents' tile");
+  assert.equal(
+    tile.features.reduce((n, f) => n + (f.properties.cluster ? Number(f.properties.point_count) : 1), 0),
+    inTile.length,
+  );
+  for (const f of tile.features.filter((f) => !f.properties.cluster)) {
+    assert.ok(
+      inTile.some((p) => p.name === f.properties.name && Math.abs(p.longitude - f.geometry.coordinates[0]!) < 0.001),
+    );
+  }
+  // The export wrote every place (the tour's too), and importing it made a copy of each.
+  const afterTour = (await pinpointsWhere("")).length;
+  const transferred = await run("bash", ["-eu", "-o", "pipefail", "-c", transfers.join("\n")], env);
+  assert.equal(transferred.code, 0, `the import and export lines failed:\n${transferred.err}\n${transferred.out}`);
+  assert.equal(untracked(), before, "an import or export wrote into the checkout");
+  const backup = JSON.parse(readFileSync(join(home, "poi-data", "backup.geojson"), "utf8")) as { features: Feature[] };
+  assert.ok(afterTour > total, "the tour made places");
+  assert.equal(backup.features.length, afterTour, "the export holds every place");
+  assert.equal((await pinpointsWhere("")).length, backup.features.length * 2);
 });

@@ -4,17 +4,24 @@
  * places (a bulk GeoJSON import, then one membership batch) and a publishable
  * key for that list limited to one origin, and serves two small sites of its
  * own on other ports, each a page that frames /maps/{list_id}?key=… in an
- * `<iframe>`; the allowed site also serves the map style the Worker is
- * configured with (MAP_STYLE_URL). In Debian's Chromium (WebGL on
- * SwiftShader, see scripts/lib/chromium.ts) it checks that:
+ * `<iframe>`. The Worker runs with wrangler.toml's MAP_STYLE_URL, OpenFreeMap's
+ * style; this machine has no internet, so the browser gets a stand-in for
+ * tiles.openfreemap.org with the same addresses (the style, its TileJSON,
+ * vector and raster tiles, glyphs, sprites), or no answer at all. In Debian's
+ * Chromium (WebGL on SwiftShader, see scripts/lib/chromium.ts) it checks that:
  * - framed by the allowed site, the map reads the list's vector tiles (its
  *   TileJSON, then the tiles in view: every one answered, in MVT), counts all
  *   300 places, draws them (every place counted once in the rendered clusters
  *   and markers, each marker a place of the list, and their colours found in
- *   the canvas, over the configured style), and a click on a place opens its
- *   popup with the sanitized description, its image and its coming event; with
- *   no console error in either frame and no request leaving this machine;
- * - framed by the other site, the browser refuses to show it (frame-ancestors).
+ *   the canvas, over the default style, every kind of whose requests the
+ *   page's policy let through), and a click on a place opens its popup with the
+ *   sanitized description, its image and its coming event; with no console
+ *   error in either frame and no request leaving this machine;
+ * - when the style cannot be had (refused, or no answer), the places are drawn
+ *   on the plain background all the same;
+ * - framed by the other site, the frame says why the map is not there (the
+ *   Worker's refusal page), as it does for a list the key does not publish; a
+ *   page served on a forged Referer is refused by the browser (frame-ancestors).
  * Screenshots go to $MAP_SCREENSHOTS (default: the system temp folder).
  */
 import assert from "node:assert/strict";
@@ -25,7 +32,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
 import { crc32, deflateSync } from "node:zlib";
-import type { BrowserContext, ConsoleMessage, Frame, Page } from "playwright-core";
+import type { BrowserContext, ConsoleMessage, Frame, Page, Route } from "playwright-core";
 import { launchChromium, outsideRequests } from "./lib/chromium.ts";
 import { tokenOf } from "./lib/transfer.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
@@ -34,16 +41,50 @@ import { d1Execute, runWrangler, targetFlags, type Target } from "./lib/wrangler
 
 const PLACES = 300;
 const SCREENSHOTS = process.env.MAP_SCREENSHOTS ?? tmpdir();
-/**
- * The map style the Worker is configured with (MAP_STYLE_URL), served by the
- * framing site: a background only, in a colour the canvas check looks for.
- */
+/** The default MAP_STYLE_URL's origin (wrangler.toml), which the browser reaches only through the stand-in. */
+const OPENFREEMAP = "https://tiles.openfreemap.org";
+/** The stand-in style's colour (its background and raster tiles), which the canvas check looks for. */
 const BACKGROUND = [0xdd, 0xe8, 0xd4];
+/** The plain background the page draws without a style (static/maps/map.js). */
+const PLAIN = [0xe8, 0xec, 0xef];
+/**
+ * A stand-in for OpenFreeMap's Liberty style, at the addresses the real one
+ * names: a vector source by TileJSON, a raster source, glyphs and a sprite,
+ * each used by a layer so the map asks for all of them. Its vector tiles are
+ * the service's own (layer `pinpoints`, with names to label).
+ */
 const STYLE = {
   version: 8,
-  name: "Test style",
-  sources: {},
-  layers: [{ id: "land", type: "background", paint: { "background-color": `rgb(${BACKGROUND.join(",")})` } }],
+  name: "Liberty stand-in",
+  sources: {
+    openmaptiles: { type: "vector", url: `${OPENFREEMAP}/planet` },
+    ne2_shaded: {
+      type: "raster",
+      tiles: [`${OPENFREEMAP}/natural_earth/ne2sr/{z}/{x}/{y}.png`],
+      tileSize: 256,
+      maxzoom: 6,
+    },
+  },
+  sprite: `${OPENFREEMAP}/sprites/ofm_f384/ofm`,
+  glyphs: `${OPENFREEMAP}/fonts/{fontstack}/{range}.pbf`,
+  layers: [
+    { id: "background", type: "background", paint: { "background-color": `rgb(${BACKGROUND.join(",")})` } },
+    { id: "shaded", type: "raster", source: "ne2_shaded" },
+    {
+      id: "labels",
+      type: "symbol",
+      source: "openmaptiles",
+      "source-layer": "pinpoints",
+      layout: {
+        "text-field": ["get", "name"],
+        "text-font": ["Noto Sans Regular"],
+        "text-size": 9,
+        "icon-image": "dot",
+        "text-offset": [0, 1.5],
+      },
+      paint: { "text-color": "#556b2f" },
+    },
+  ],
 };
 /** The size of the picture of the place whose popup is opened. */
 const PICTURE = { width: 240, height: 120 };
@@ -54,6 +95,8 @@ let server: DevServer | undefined;
 let token = "";
 let listId = 0;
 let key = "";
+/** A list of the account that the key does not publish. */
+let unpublished = 0;
 const ids: number[] = [];
 /** The place with a description, media and an event, alone in its corner of the map so it is never clustered. */
 let showcase = 0;
@@ -62,16 +105,12 @@ const sites: { allowed?: Site; other?: Site } = {};
 
 type Site = { origin: string; frame: string; server: Server };
 
-/** A PNG of an evening sky over a dark horizon, base64: the place's media, so the screenshot shows one. */
-function picture({ width, height }: typeof PICTURE): string {
+/** A PNG of `width` × `height` RGB pixels, each the colour `paint` gives it. */
+function png(width: number, height: number, paint: (x: number, y: number) => number[]): Buffer {
   const row = width * 3 + 1;
   const pixels = Buffer.alloc(row * height);
   for (let y = 0; y < height; y++) {
-    const t = y / height;
-    for (let x = 0; x < width; x++) {
-      const sky = t < 0.7;
-      pixels.set(sky ? [250 - 40 * t, 190 - 150 * t, 90 + 60 * t] : [40, 30, 60], y * row + 1 + x * 3);
-    }
+    for (let x = 0; x < width; x++) pixels.set(paint(x, y), y * row + 1 + x * 3);
   }
   const chunk = (type: string, data: Buffer) => {
     const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
@@ -89,7 +128,15 @@ function picture({ width, height }: typeof PICTURE): string {
     chunk("IHDR", header),
     chunk("IDAT", deflateSync(pixels)),
     chunk("IEND", Buffer.alloc(0)),
-  ]).toString("base64");
+  ]);
+}
+
+/** A PNG of an evening sky over a dark horizon, base64: the place's media, so the screenshot shows one. */
+function picture({ width, height }: typeof PICTURE): string {
+  return png(width, height, (_, y) => {
+    const t = y / height;
+    return t < 0.7 ? [250 - 40 * t, 190 - 150 * t, 90 + 60 * t] : [40, 30, 60];
+  }).toString("base64");
 }
 
 async function api<T>(method: string, path: string, body?: unknown, type = "application/json"): Promise<T> {
@@ -106,12 +153,6 @@ async function api<T>(method: string, path: string, body?: unknown, type = "appl
 async function startSite(name: string): Promise<Site> {
   const site = { origin: "", frame: "" } as Site;
   site.server = createServer((request, response) => {
-    if (request.url === "/style.json") {
-      // The deployment's MAP_STYLE_URL: fetched by the map's frame from its own origin, so by CORS.
-      response.writeHead(200, { "Content-Type": "application/json", "Access-Control-Allow-Origin": "*" });
-      response.end(JSON.stringify(STYLE));
-      return;
-    }
     if (request.url !== "/") {
       response.writeHead(404).end();
       return;
@@ -159,8 +200,6 @@ before(async () => {
     ...targetFlags(target),
     "--var",
     `TOKEN_SIGNING_KEY:${randomBytes(32).toString("hex")}`,
-    "--var",
-    `MAP_STYLE_URL:${sites.allowed.origin}/style.json`,
   ]);
   token = await tokenOf({ base: server.base, clientId: client.client_id, clientSecret: client.client_secret });
 
@@ -205,6 +244,7 @@ before(async () => {
   });
   key = created.key;
   assert.match(key, /^pk_[A-Za-z0-9_-]+$/);
+  unpublished = (await api<{ id: number }>("POST", "/v3.0/lists", { name: "Not for the map" })).id;
   const map = `${server.base}/maps/${listId}?key=${encodeURIComponent(key)}`;
   sites.allowed.frame = map;
   sites.other.frame = map;
@@ -228,10 +268,88 @@ async function browse(profile: string): Promise<{ context: BrowserContext; page:
   return { context, page, errors };
 }
 
-/** The map's frame, once the page has put every place on the map and drawn it. */
-async function readyMap(page: Page): Promise<Frame> {
+type BaseMapRequest = "style" | "tilejson" | "vector tile" | "raster tile" | "sprite" | "glyphs";
+
+/**
+ * Answers the browser's requests to OpenFreeMap with the stand-in style and its resources, and records
+ * which kinds were asked for. A request the page's policy refused never gets here.
+ */
+async function standInOpenFreeMap(context: BrowserContext): Promise<Set<BaseMapRequest>> {
+  const seen = new Set<BaseMapRequest>();
+  await context.route(`${OPENFREEMAP}/**`, async (route) => {
+    const { pathname } = new URL(route.request().url());
+    const answer = (kind: BaseMapRequest, contentType: string, body: string | Buffer) => {
+      seen.add(kind);
+      return route.fulfill({
+        status: 200,
+        headers: { "Access-Control-Allow-Origin": "*", "Content-Type": contentType },
+        body,
+      });
+    };
+    const tile = /^\/planet\/\w+\/(\d+)\/(\d+)\/(\d+)\.pbf$/.exec(pathname);
+    const sprite = /^\/sprites\/ofm_f384\/ofm(@2x)?\.(json|png)$/.exec(pathname);
+    if (pathname === "/styles/liberty") return answer("style", "application/json", JSON.stringify(STYLE));
+    if (pathname === "/planet") {
+      const tileJson = {
+        tilejson: "3.0.0",
+        tiles: [`${OPENFREEMAP}/planet/20261001_001001_pt/{z}/{x}/{y}.pbf`],
+        minzoom: 0,
+        maxzoom: 14,
+        vector_layers: [{ id: "pinpoints", fields: { name: "String" } }],
+      };
+      return answer("tilejson", "application/json", JSON.stringify(tileJson));
+    }
+    if (tile) {
+      const [, z, x, y] = tile;
+      const mvt = await fetch(`${server!.base}/v3.0/tiles/${z}/${x}/${y}.mvt`, {
+        headers: { Authorization: `Bearer ${token}` },
+      });
+      return answer("vector tile", "application/x-protobuf", Buffer.from(await mvt.arrayBuffer()));
+    }
+    if (/^\/natural_earth\/ne2sr\/\d+\/\d+\/\d+\.png$/.test(pathname)) {
+      return answer(
+        "raster tile",
+        "image/png",
+        png(256, 256, () => BACKGROUND),
+      );
+    }
+    if (sprite) {
+      const ratio = sprite[1] ? 2 : 1;
+      return sprite[2] === "json"
+        ? answer(
+            "sprite",
+            "application/json",
+            JSON.stringify({ dot: { x: 0, y: 0, width: 8 * ratio, height: 8 * ratio, pixelRatio: ratio } }),
+          )
+        : answer(
+            "sprite",
+            "image/png",
+            png(8 * ratio, 8 * ratio, () => [0x55, 0x6b, 0x2f]),
+          );
+    }
+    // No glyphs in the range: the labels are laid out without them, as for a font missing characters.
+    if (/^\/fonts\/[^/]+\/\d+-\d+\.pbf$/.test(pathname))
+      return answer("glyphs", "application/x-protobuf", Buffer.alloc(0));
+    return route.fulfill({ status: 404, body: "" });
+  });
+  return seen;
+}
+
+/** The map's frame, once the page has put every place on the map and drawn it; `errors` say why it did not. */
+async function readyMap(page: Page, errors: string[]): Promise<Frame> {
   const frame = (await (await page.locator("iframe#map").elementHandle())!.contentFrame())!;
-  await frame.waitForFunction(() => document.body.dataset.state !== "loading", null, { timeout: 60_000 });
+  await frame
+    .waitForFunction(() => document.body.dataset.state !== "loading", null, { timeout: 60_000 })
+    .catch(async (error: unknown) => {
+      const shown = await frame
+        .evaluate(() => {
+          const map = (window as unknown as { liveMap?: import("maplibre-gl").Map }).liveMap;
+          const style = map?.getStyle()?.name;
+          return `${document.getElementById("status")?.textContent}; style ${style}, loaded ${map?.loaded()}, tiles ${map?.areTilesLoaded()}, source ${map?.getSource("places") ? map.isSourceLoaded("places") : "none"}, styleLoaded ${map?.isStyleLoaded()}, moving ${map?.isMoving()}, zoom ${map?.getZoom()}`;
+        })
+        .catch(() => null);
+      throw new Error(`the map is still loading (${shown}); console errors:\n${errors.join("\n")}`, { cause: error });
+    });
   const state = await frame.evaluate(() => [
     document.body.dataset.state,
     document.getElementById("status")?.textContent,
@@ -279,7 +397,7 @@ function rendered(frame: Frame, placeId: number) {
  * Pixels of the map's canvas in the markers' colours, read right after a frame
  * is drawn (the WebGL buffer is cleared once it is shown).
  */
-function markerPixels(frame: Frame) {
+function markerPixels(frame: Frame, background: number[]) {
   return frame.evaluate(
     (background) =>
       new Promise<{ background: number; cluster: number; place: number; size: number }>((resolve) => {
@@ -302,17 +420,18 @@ function markerPixels(frame: Frame) {
         });
         map.triggerRepaint();
       }),
-    BACKGROUND,
+    background,
   );
 }
 
-test("framed by the allowed site, the map shows every place of the list, drawn, with popups", async () => {
+test("framed by the allowed site, the map shows every place of the list over the default style, with popups", async () => {
   const { context, page, errors } = await browse("allowed");
   const outside = outsideRequests(context);
   const tiles = tileRequests(context);
+  const baseMap = await standInOpenFreeMap(context);
   try {
     await page.goto(`${sites.allowed!.origin}/`);
-    const frame = await readyMap(page);
+    const frame = await readyMap(page, errors);
     assert.equal(new URL(frame.url()).origin, server!.base, "the map runs on the Worker's origin");
     const dataset = await frame.evaluate(() => ({ ...document.body.dataset }));
     assert.equal(dataset.loaded, String(PLACES), "the tiles count every place of the list");
@@ -330,9 +449,11 @@ test("framed by the allowed site, the map shows every place of the list, drawn, 
     assert.equal(drawn.total, PLACES, `every place is on screen, in a cluster or alone: ${JSON.stringify(drawn)}`);
     assert.ok(drawn.clusters > 0 && drawn.singles > 0, `both clusters and single places: ${JSON.stringify(drawn)}`);
     for (const id of drawn.singleIds) assert.ok(ids.includes(id), `marker ${id} is a place of the list`);
-    const pixels = await markerPixels(frame);
+    const pixels = await markerPixels(frame, BACKGROUND);
     assert.ok(pixels.cluster > 500 && pixels.place > 50, `markers are drawn on the canvas: ${JSON.stringify(pixels)}`);
-    assert.ok(pixels.background > pixels.size / 2, `under them, the configured style: ${JSON.stringify(pixels)}`);
+    assert.ok(pixels.background > pixels.size / 2, `under them, the default style: ${JSON.stringify(pixels)}`);
+    // Every kind of request the style makes went out: the page's policy allows the style's origin for each.
+    assert.deepEqual([...baseMap].sort(), ["glyphs", "raster tile", "sprite", "style", "tilejson", "vector tile"]);
 
     // The showcase place's popup: sanitized description, its image, its coming event only.
     assert.ok(drawn.showcase, "the showcase place is drawn alone");
@@ -356,14 +477,57 @@ test("framed by the allowed site, the map shows every place of the list, drawn, 
 
     assert.deepEqual(errors, [], "no console error in the page or the map's frame");
     assert.deepEqual(
-      outside.filter((url) => new URL(url).hostname !== "localhost"),
+      outside.filter((url) => new URL(url).hostname !== "localhost" && new URL(url).origin !== OPENFREEMAP),
       [],
-      "nothing is loaded from outside this machine",
+      "nothing is loaded from outside this machine but the default style (from the stand-in)",
     );
   } finally {
     await context.close();
   }
 });
+
+test("when the default style cannot be had, refused or unanswered, the places are drawn on the plain background", async () => {
+  const unreachable: [profile: string, handler: (route: Route) => Promise<void> | void][] = [
+    ["offline", (route) => route.abort("internetdisconnected")],
+    // Never answered: the page gives up on the style after 10 seconds.
+    ["silent", () => {}],
+  ];
+  for (const [profile, handler] of unreachable) {
+    const { context, page, errors } = await browse(profile);
+    const warnings: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "warning") warnings.push(message.text());
+    });
+    try {
+      await context.route(`${OPENFREEMAP}/**`, handler);
+      await page.goto(`${sites.allowed!.origin}/`);
+      const frame = await readyMap(page, errors);
+      assert.equal((await frame.evaluate(() => document.body.dataset.loaded)) ?? "", String(PLACES), profile);
+      const drawn = await rendered(frame, showcase);
+      assert.equal(drawn.total, PLACES, `${profile}: every place is on screen: ${JSON.stringify(drawn)}`);
+      const pixels = await markerPixels(frame, PLAIN);
+      assert.ok(pixels.cluster > 500 && pixels.place > 50, `${profile}: markers: ${JSON.stringify(pixels)}`);
+      assert.ok(pixels.background > pixels.size / 2, `${profile}: on the plain background: ${JSON.stringify(pixels)}`);
+      assert.ok(
+        warnings.some((w) => w.includes(`${OPENFREEMAP}/styles/liberty could not be loaded`)),
+        `${profile}: the page says why: ${warnings.join("\n")}`,
+      );
+      // The browser's own line for each failed request to the style's origin, and nothing else.
+      assert.deepEqual(
+        errors.filter((e) => !e.startsWith(`${OPENFREEMAP}/`)),
+        [],
+        `${profile}: no other console error`,
+      );
+      if (profile === "offline") await page.screenshot({ path: join(SCREENSHOTS, "map-offline.png") });
+    } finally {
+      await context.close();
+    }
+  }
+});
+
+/** Not Chromium's note of a frame's 4xx status ("Failed to load resource: the server responded with a status of 403"). */
+const notTheStatusNote = (error: string) =>
+  !/: Failed to load resource: the server responded with a status of 4\d\d /.test(error);
 
 /** Waits up to 10 seconds for a console error matching `pattern`. */
 async function consoleError(page: Page, errors: string[], pattern: RegExp): Promise<string | undefined> {
@@ -373,10 +537,11 @@ async function consoleError(page: Page, errors: string[], pattern: RegExp): Prom
   return errors.find((e) => pattern.test(e));
 }
 
-test("framed by a site the key does not name, the map is refused, by the Worker and by the browser", async () => {
-  // The page request names its site as Referer: another site's gets a 403, whose policy no site may frame.
+test("framed by a site the key does not name, the frame says why; a page on a forged Referer the browser refuses", async () => {
+  // The page request names its site as Referer: another site's gets a 403; outside a browser, problem details.
   const refused = await fetch(sites.other!.frame, { headers: { Referer: `${sites.other!.origin}/` } });
   assert.equal(refused.status, 403, await refused.clone().text());
+  assert.equal(refused.headers.get("Content-Type"), "application/problem+json");
   await refused.body?.cancel();
   const served = await fetch(sites.other!.frame, { headers: { Referer: `${sites.allowed!.origin}/` } });
   await served.body?.cancel();
@@ -388,15 +553,24 @@ test("framed by a site the key does not name, the map is refused, by the Worker 
 
   const { context, page, errors } = await browse("other");
   try {
+    // In a browser's frame, the refusal is a page that says why (and shows nothing of the list).
     await page.goto(`${sites.other!.origin}/`);
-    const message = await consoleError(page, errors, /frame-ancestors/);
-    assert.match(message ?? errors.join("\n"), /frame-ancestors 'none'/);
     const frame = (await (await page.locator("iframe#map").elementHandle())!.contentFrame())!;
+    const status = frame.locator("#status");
+    await status.waitFor({ timeout: 15_000 });
+    assert.equal(
+      await status.innerText(),
+      `This map's key does not allow showing this list here. This publishable key is not allowed on the web origin ${sites.other!.origin}.`,
+    );
     assert.equal(await frame.locator("#map").count(), 0, "the map page did not run in the refused frame");
+    assert.doesNotMatch(await frame.content(), /Lyon by night|Place \d/, "nothing of the list is in the frame");
+    await page.screenshot({ path: join(SCREENSHOTS, "map-refused.png") });
+    // The browser notes the refused document's status on the console; nothing is blocked.
+    assert.deepEqual(errors.filter(notTheStatusNote), [], "the refusal is shown, not blocked");
 
     // A Referer a browser would never send (as a script outside the browser can) gets the page served,
-    // and the browser still refuses to show it in the other site's frame: the key's frame-ancestors.
-    errors.length = 0;
+    // and the browser still refuses to show it in the other site's frame: the key's frame-ancestors. A
+    // refused frame shows the browser's own error page: nothing of ours can be shown there.
     await page.route(`${server!.base}/maps/**`, async (route) => {
       const response = await route.fetch({
         headers: { ...route.request().headers(), referer: `${sites.allowed!.origin}/` },
@@ -408,6 +582,31 @@ test("framed by a site the key does not name, the map is refused, by the Worker 
     assert.ok(framed?.includes(`frame-ancestors ${sites.allowed!.origin}`), errors.join("\n"));
     const again = (await (await page.locator("iframe#map").elementHandle())!.contentFrame())!;
     assert.equal(await again.locator("#map").count(), 0, "the map page did not run in the refused frame");
+    assert.equal(await again.locator("#status").count(), 0, "nor anything else of ours");
+  } finally {
+    await context.close();
+  }
+});
+
+test("framed by the allowed site, a list the key does not publish: the frame says so", async () => {
+  const { context, page, errors } = await browse("unpublished");
+  try {
+    // The style is not what this test is about: the same on every machine, online or not.
+    await context.route(`${OPENFREEMAP}/**`, (route) => route.abort("internetdisconnected"));
+    await page.goto(`${sites.allowed!.origin}/`);
+    const map = `${server!.base}/maps/${unpublished}?key=${encodeURIComponent(key)}`;
+    await page.locator("iframe#map").evaluate((frame, src) => ((frame as HTMLIFrameElement).src = src), map);
+    const frame = (await (await page.locator("iframe#map").elementHandle())!.contentFrame())!;
+    await frame.waitForURL(map);
+    const status = frame.locator("#status");
+    await status.waitFor({ timeout: 15_000 });
+    assert.match(await status.innerText(), /^This list does not exist\. /);
+    assert.doesNotMatch(await frame.content(), /Not for the map/);
+    assert.deepEqual(
+      errors.filter((e) => !e.startsWith(`${OPENFREEMAP}/`)).filter(notTheStatusNote),
+      [],
+      "no console error but the first map's unreachable style",
+    );
   } finally {
     await context.close();
   }

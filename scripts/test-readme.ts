@@ -8,16 +8,22 @@
  *   given, never fixed ones);
  * - each map query whose result a document shows answers it: the same names
  *   in the same order, the same distance, the same `next`;
- * - `npm run seed` refuses the account the second time, with a non-zero exit.
+ * - `npm run seed` refuses the account the second time, with a non-zero exit;
+ * - the examples of the documents that continue the tour (conditional
+ *   writes, retries, bookmarks, publishable keys, webhooks, media) run as
+ *   written after it, answer what their comments say, take every id from an
+ *   answer (the guide stays as it was) and write nothing into the checkout;
+ * - docs/development.md names every suite `npm test` runs.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { getAgainOnce, startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { shellBlock, shellBlocks, tourScript } from "./lib/doc-blocks.ts";
 import { tokenOf } from "./lib/transfer.ts";
 import { createClient } from "./lib/registry.ts";
 import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
@@ -30,15 +36,6 @@ let client: { client_id: string; client_secret: string };
 let token = "";
 
 type Page = { results: { id: number; name: string; distance?: number }[]; next: string | null };
-
-/** The first ```sh block after the heading line `heading` of the document `file`. */
-function shellBlock(file: string, heading: string): string {
-  const text = readFileSync(join(ROOT, file), "utf8");
-  const from = text.indexOf(`\n${heading}\n`);
-  assert.notEqual(from, -1, `${file} has no heading "${heading}"`);
-  const open = text.indexOf("```sh\n", from);
-  return text.slice(open + "```sh\n".length, text.indexOf("\n```", open));
-}
 
 /** Each `curl` line with the comment lines after it: what the document shows it answers (maybe nothing). */
 const SHOWN = /^curl .*\n((?:# .*\n)*)/gm;
@@ -65,7 +62,7 @@ async function allPinpoints(): Promise<unknown[]> {
   const rows: unknown[] = [];
   let url: string | null = `${server.base}/v3.0/pinpoints?limit=1000`;
   while (url) {
-    const response: Response = await fetch(url, { headers: { Authorization: `Bearer ${token}` } });
+    const response: Response = await getAgainOnce(url, { headers: { Authorization: `Bearer ${token}` } });
     const page = (await response.json()) as Page;
     rows.push(...page.results);
     url = page.next;
@@ -103,11 +100,7 @@ test("npm run seed refuses an account with content, and exits non-zero", () => {
 
 test("the quick tour and the map queries answer what the documents show, beside the sample guide", async () => {
   const guide = await allPinpoints();
-  const tourBlock = shellBlock("README.md", "## Quick tour with curl")
-    .split("\n")
-    // The placeholders a reader fills in by hand.
-    .filter((line) => !/^(BASE|ID|SECRET)=/.test(line))
-    .join("\n");
+  const tourBlock = tourScript();
   const mapBlock = shellBlock("docs/map-queries.md", "## Examples");
   // In the tour, the map queries that show a result; in the examples, every request (one shown empty must
   // still find something).
@@ -174,4 +167,79 @@ test("every GDAL command of docs/geojson-and-gis.md and docs/ogc.md asks for pag
     assert.ok(commands.length > 0, `${file} shows no GDAL command`);
     for (const command of commands) assert.match(command, / -oo PAGE_SIZE=1000 /, `${file}: ${command}`);
   }
+});
+
+/** The examples that continue the tour, each a ```sh block of a document, run after it in this order. */
+const CONTINUATIONS = [
+  ...shellBlocks("docs/offline-and-concurrency.md").map((block, i) => ({
+    name: `offline-and-concurrency #${i + 1}`,
+    block,
+  })),
+  ...shellBlocks("docs/publishing-maps.md").map((block, i) => ({ name: `publishing-maps #${i + 1}`, block })),
+  ...shellBlocks("docs/webhooks.md").map((block, i) => ({ name: `webhooks #${i + 1}`, block })),
+  { name: "api media", block: shellBlock("docs/api.md", "### Media") },
+];
+
+test("the examples that continue the tour run as written, answer what they say, and stay out of the checkout", async () => {
+  const guide = await allPinpoints();
+  // A reader's photo for docs/api.md: a JPEG's first bytes are all the service checks.
+  const home = join(scratch, "home");
+  mkdirSync(join(home, "Pictures"), { recursive: true });
+  writeFileSync(
+    join(home, "Pictures", "bridge.jpg"),
+    Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0, 16, 0x4a, 0x46, 0x49, 0x46, 0, 1, 0xff, 0xd9]),
+  );
+  const script = [tourScript(), ...CONTINUATIONS.map(({ name, block }) => `echo\necho "@@@ ${name}"\n${block}`)].join(
+    "\n",
+  );
+  const status = () =>
+    spawnSync("git", ["status", "--porcelain", "--untracked-files=all"], { cwd: ROOT, encoding: "utf8" }).stdout;
+  const before = status();
+  const run = spawnSync("bash", ["-eu", "-o", "pipefail", "-c", script], {
+    cwd: ROOT,
+    encoding: "utf8",
+    timeout: 180_000,
+    env: { ...process.env, HOME: home, BASE: server.base, ID: client.client_id, SECRET: client.client_secret },
+  });
+  assert.equal(run.status, 0, `the documents' commands failed:\n${run.stderr}\n${run.stdout.slice(-3000)}`);
+  assert.equal(status(), before, "an example wrote into the checkout");
+  const output = Object.fromEntries(
+    run.stdout
+      .split(/^@@@ /m)
+      .slice(1)
+      .map((part) => [part.slice(0, part.indexOf("\n")), part.slice(part.indexOf("\n") + 1)]),
+  ) as Record<string, string>;
+
+  assert.deepEqual(output["offline-and-concurrency #1"]!.trim().split("\n"), ["304", "200", "412"]);
+  const retries = output["offline-and-concurrency #2"]!;
+  assert.equal(retries.match(/^HTTP\/1\.1 201/gm)?.length, 3, retries);
+  assert.equal(new Set(retries.match(/^location: .*$/gim)).size, 1, `one pinpoint, three answers:\n${retries}`);
+  assert.equal(retries.match(/^idempotent-replayed: true/gim)?.length, 2, retries);
+  assert.match(output["offline-and-concurrency #3"]!, /"results":\[/);
+  assert.match(output["offline-and-concurrency #4"]!, /"name":"Moved"/);
+  const published = output["publishing-maps #1"]!;
+  assert.match(published, /"key":"pk_[\w-]+"/);
+  assert.match(published, /"name":"Musée d'Orsay"/, "the key reads the tour's list");
+  assert.match(output["webhooks #1"]!, /"url":"https:\/\/hooks\.example\.invalid\/poi"/);
+  assert.match(output["webhooks #1"]!, /"secret":"whsec_/);
+  const media = output["api media"]!;
+  assert.match(media, /"media_url":"http:\/\/127\.0\.0\.1:\d+\/media\/m\/[0-9a-f]{32}\.jpg"/);
+  assert.match(media, /^HTTP\/1\.1 200 OK/m);
+  assert.match(media, /^content-type: image\/jpeg/im);
+
+  // Every id came from an answer: the guide's places are as they were.
+  const after = new Map((await allPinpoints()).map((p) => [(p as { id: number }).id, p]));
+  for (const place of guide) assert.deepEqual(after.get((place as { id: number }).id), place);
+});
+
+test("docs/development.md names every suite npm test runs", () => {
+  const suites = /const SUITES = \[([^\]]*)\]/.exec(readFileSync(join(ROOT, "scripts/test-all.ts"), "utf8"))?.[1];
+  assert.ok(suites, "scripts/test-all.ts lists its suites in SUITES");
+  const row = readFileSync(join(ROOT, "docs/development.md"), "utf8")
+    .split("\n")
+    .find((line) => line.startsWith("| `npm test` "));
+  assert.ok(row, "docs/development.md has a row for npm test");
+  for (const [, suite] of suites.matchAll(/"([\w:]+)"/g))
+    assert.ok(row.includes(`npm run ${suite}\``), `${suite} is not named`);
+  assert.match(row, /takes 10 to 25 minutes/);
 });

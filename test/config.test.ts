@@ -166,9 +166,12 @@ describe("MEDIA_PUBLIC_BASE_URL", () => {
 });
 
 describe("MAP_STYLE_URL", () => {
-  it("is an absolute http(s) URL, or null for the map page's plain background", () => {
-    expect(parseConfig({}).mapStyleUrl).toBeNull();
+  it("is OpenFreeMap's style when not set, an absolute http(s) URL, or null (empty) for the plain background", () => {
+    expect(parseConfig({}).mapStyleUrl).toBe("https://tiles.openfreemap.org/styles/liberty");
     expect(parseConfig({ MAP_STYLE_URL: "" }).mapStyleUrl).toBeNull();
+    expect(parseConfig({ MAP_STYLE_URL: "  " }).mapStyleUrl).toBeNull();
+    // wrangler.toml states the default, so a deployment sees what it gets.
+    expect(env.MAP_STYLE_URL).toBe(defaults.mapStyleUrl);
     expect(parseConfig({ MAP_STYLE_URL: " https://tiles.example/styles/basic.json " }).mapStyleUrl).toBe(
       "https://tiles.example/styles/basic.json",
     );

@@ -1,14 +1,15 @@
 /**
  * The map page (src/maps/): GET /maps/{list_id}?key=pk_… answers a small HTML
  * page whose policy lets it run only its own scripts, styles and MapLibre's
- * worker from this origin, talk to this origin (and the configured style's),
- * and be framed by the key's origins; bad ids and keys are problems as
- * everywhere else.
+ * worker from this origin, talk to this origin (and the configured style's,
+ * OpenFreeMap's by default), and be framed by the key's origins; bad ids and
+ * keys are problems as everywhere else, and to a browser a page saying why,
+ * which may be framed because it shows nothing of the list.
  */
 import { beforeAll, describe, expect, it } from "vitest";
 import { clock } from "../src/core/clock";
 import { parseConfig } from "../src/core/config";
-import { mapPolicy } from "../src/maps/page";
+import { mapPolicy, REFUSAL_POLICY, REFUSALS } from "../src/maps/page";
 import { BASE, call, caller, createList, fetchWith, json, type Caller } from "./helpers";
 
 let owner: Caller;
@@ -52,7 +53,10 @@ describe("GET /maps/{list_id}", () => {
     expect(scripts[0]![2]).toBe("");
     expect(html).not.toMatch(/<style|\sstyle=|\son[a-z]+=/i);
     for (const [, href] of html.matchAll(/<link rel="stylesheet" href="([^"]+)"/g)) expect(href).toMatch(/^\/maps\//);
-    expect(html).toContain('data-style-url=""');
+    expect(html).toContain('data-style-url="https://tiles.openfreemap.org/styles/liberty"');
+    // The sentences the page's script shows for a refusal of the API are the Worker's own.
+    const refusals = /data-refusals="([^"]*)"/.exec(html)?.[1]?.replaceAll("&quot;", '"').replaceAll("&#39;", "'");
+    expect(JSON.parse(refusals ?? "null")).toEqual(REFUSALS);
   });
 
   it("has a strict policy, framed by anyone while the key names no origins, and no X-Frame-Options", async () => {
@@ -64,8 +68,9 @@ describe("GET /maps/{list_id}", () => {
       "script-src": ["'self'"],
       "style-src": ["'self'"],
       "worker-src": ["'self'"],
-      "connect-src": ["'self'"],
-      "img-src": ["'self'", "data:", "blob:"],
+      // The default style's origin: its style, TileJSON, tiles, glyphs and sprites.
+      "connect-src": ["'self'", "https://tiles.openfreemap.org"],
+      "img-src": ["'self'", "data:", "blob:", "https://tiles.openfreemap.org"],
       "media-src": ["'self'"],
       "base-uri": ["'none'"],
       "form-action": ["'none'"],
@@ -143,6 +148,15 @@ describe("GET /maps/{list_id}", () => {
     expect(html).toContain('data-style-url="https://tiles.example/styles/basic.json?token=x&amp;y=%3Cz%3E"');
     expect(html).toContain('data-media-origin="https://media.example"');
   });
+
+  it("with an empty MAP_STYLE_URL draws the plain background and lets the page fetch nothing elsewhere", async () => {
+    const response = await fetchWith({ MAP_STYLE_URL: "" }, `/maps/${listId}?key=${KEY}`);
+    const html = await response.text();
+    expect(html).toContain('data-style-url=""');
+    const policy = directives(response.headers.get("Content-Security-Policy")!);
+    expect(policy.get("connect-src")).toEqual(["'self'"]);
+    expect(policy.get("img-src")).toEqual(["'self'", "data:", "blob:"]);
+  });
 });
 
 describe("GET /maps/{list_id} with the key's rules", () => {
@@ -193,7 +207,7 @@ describe("GET /maps/{list_id} with the key's rules", () => {
     for (const headers of refused) {
       const response = await call(`/maps/${listId}?key=${LIMITED}`, { headers });
       expect(response.status, JSON.stringify(headers)).toBe(403);
-      // A refusal is never framed, by anyone.
+      // A refusal as problem details (no Accept: text/html) is never framed, by anyone.
       expect(response.headers.get("X-Frame-Options")).toBe("DENY");
       await response.body?.cancel();
     }
@@ -209,6 +223,83 @@ describe("GET /maps/{list_id} with the key's rules", () => {
       expect(response.status, path).toBe(200);
       await response.body?.cancel();
     }
+  });
+});
+
+describe("GET /maps/{list_id} refused to a browser", () => {
+  const page = { Accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8" };
+
+  /** The refusal as a browser's frame gets it: status, the sentence shown, and the headers that matter. */
+  async function refusal(path: string, headers: Record<string, string> = {}) {
+    const response = await call(path, { headers: { ...page, ...headers } });
+    const html = await response.text();
+    return {
+      status: response.status,
+      type: response.headers.get("Content-Type"),
+      shown: /<p id="status" class="error" role="status">([^<]*)<\/p>/.exec(html)?.[1],
+      html,
+      policy: response.headers.get("Content-Security-Policy"),
+      frameOptions: response.headers.get("X-Frame-Options"),
+      resourcePolicy: response.headers.get("Cross-Origin-Resource-Policy"),
+      cache: response.headers.get("Cache-Control"),
+      vary: response.headers.get("Vary"),
+      authenticate: response.headers.get("WWW-Authenticate"),
+    };
+  }
+
+  it("is a page saying why, which any site may frame, with the problem's status and headers", async () => {
+    const unlisted = (await createList(owner, { name: "Secret list name" })).id as number;
+    const cases: [path: string, headers: Record<string, string>, status: number, sentence: string][] = [
+      [`/maps/${listId}?key=pk_short`, {}, 400, REFUSALS[400]!],
+      [`/maps/${listId}?key=pk_${"x".repeat(32)}`, {}, 401, REFUSALS[401]!],
+      [`/maps/${listId}?key=${LIMITED}`, { Referer: "https://evil.example/" }, 403, REFUSALS[403]!],
+      [`/maps/${listId}?key=${LIMITED}`, {}, 403, REFUSALS[403]!],
+      [`/maps/${unlisted}?key=${KEY}`, {}, 404, REFUSALS[404]!],
+    ];
+    for (const [path, headers, status, sentence] of cases) {
+      const answer = await refusal(path, headers);
+      const what = `${path} ${JSON.stringify(headers)}`;
+      expect(answer.status, what).toBe(status);
+      expect(answer.type, what).toMatch(/^text\/html; charset=utf-8$/i);
+      expect(answer.shown?.startsWith(sentence.replaceAll("'", "&#39;")), `${what}: ${answer.shown}`).toBe(true);
+      // Nothing of the list, and nothing that runs: only the page's stylesheet.
+      expect(answer.html).not.toContain("Secret list name");
+      expect(answer.html).not.toContain("Published");
+      expect(answer.html).not.toMatch(/<script|\sstyle=|\son[a-z]+=/i);
+      expect(answer.policy, what).toBe(REFUSAL_POLICY);
+      expect(directives(answer.policy!).get("frame-ancestors")).toEqual(["*"]);
+      expect(directives(answer.policy!).get("default-src")).toEqual(["'none'"]);
+      expect(answer.frameOptions, what).toBeNull();
+      expect(answer.resourcePolicy, what).toBe("cross-origin");
+      expect(answer.cache, what).toBe("private, no-store");
+      expect(answer.vary, what).toMatch(/\bAccept\b/);
+    }
+    expect((await refusal(`/maps/${listId}?key=pk_${"y".repeat(32)}`)).authenticate).toMatch(/^Bearer realm="api"/);
+  });
+
+  it("stays problem details, never framed, for a client that does not ask for HTML", async () => {
+    for (const accept of ["application/json", "application/problem+json", "*/*"]) {
+      const response = await call(`/maps/${listId}?key=${LIMITED}`, {
+        headers: { Accept: accept, Referer: "https://evil.example/" },
+      });
+      expect(response.status, accept).toBe(403);
+      expect(response.headers.get("Content-Type"), accept).toBe("application/problem+json");
+      expect(response.headers.get("X-Frame-Options"), accept).toBe("DENY");
+      expect(response.headers.get("Vary"), accept).toMatch(/\bAccept\b/);
+      await response.body?.cancel();
+    }
+  });
+
+  it("the map page itself is still framed only by the key's origins", async () => {
+    const response = await call(`/maps/${listId}?key=${LIMITED}`, {
+      headers: { ...page, Referer: "https://guide.example/" },
+    });
+    expect(response.status).toBe(200);
+    await response.body?.cancel();
+    expect(directives(response.headers.get("Content-Security-Policy")!).get("frame-ancestors")).toEqual([
+      "https://guide.example",
+      "https://*.maps.example",
+    ]);
   });
 });
 

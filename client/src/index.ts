@@ -7,7 +7,8 @@
  */
 import createClient, { type Client, type MaybeOptionalInit } from "openapi-fetch";
 import { importFeatures, type ImportOptions, type ImportSource } from "./geojson-import.ts";
-import type { components, paths } from "./schema.ts";
+import type { paths } from "./paths.ts";
+import type { components } from "./schema.ts";
 import {
   authorizing,
   retrying,
@@ -18,12 +19,22 @@ import {
   type RetryOptions,
 } from "./transport.ts";
 
-export type { components, operations, paths } from "./schema.ts";
+export type { components, operations } from "./schema.ts";
+export type { CreatePinpoint, paths } from "./paths.ts";
 export { NotAFeatureCollection } from "./feature-splitter.ts";
 export type { ImportFeature, ImportOptions, ImportProgress, ImportSource } from "./geojson-import.ts";
 export { retryAfterMs, TokenError, type ClientCredentials, type Fetch, type RetryOptions } from "./transport.ts";
 
 export type Problem = components["schemas"]["Problem"];
+
+/** A FeatureCollection of at most 1,000 Point features whose properties are pinpoint fields. */
+export type PinpointImport = components["schemas"]["PinpointImport"];
+/** The new pinpoints' ids, in feature order. */
+export type PinpointImportResult = components["schemas"]["PinpointImportResult"];
+
+/** The answer of a typed call: `data` on success, else `error` (the problem details, when the service sent some). */
+export type Answer<T> =
+  { data: T; error?: never; response: Response } | { data?: never; error: Problem | undefined; response: Response };
 
 /** An answer that is not a success, from the helpers below (typed calls return it as `error` instead). */
 export class ApiError extends Error {
@@ -95,6 +106,14 @@ export type PoiClient = Client<paths, JsonMedia> & {
   /** Every result of a collection, page after page, following `next` as the service gives it. */
   paginate<P extends PagedPath>(path: P, init?: MaybeOptionalInit<paths[P], "get">): AsyncGenerator<PageItem<P>>;
   /**
+   * One bulk import, `POST /v3.0/pinpoints` with a GeoJSON body (the typed `POST` is the single create):
+   * all or nothing, `data.ids` in feature order, or `error` naming every bad feature by a pointer.
+   */
+  importPinpoints(
+    collection: PinpointImport,
+    init?: { headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Answer<PinpointImportResult>>;
+  /**
    * Creates a pinpoint for each GeoJSON Point feature of `source`, 1,000 to a request; resolves with
    * their ids in feature order. Each batch is all or nothing: a refused one throws an `ApiError` whose
    * `firstFeature` places its pointers in the source, and the batches before it stay imported.
@@ -145,22 +164,36 @@ export function createPoiClient(options: PoiClientOptions): PoiClient {
     }
   }
 
-  async function sendBatch(body: string, firstFeature: number, signal?: AbortSignal): Promise<number[]> {
-    const response = await fetch(
+  /** `POST /v3.0/pinpoints` of a FeatureCollection's JSON text (features sent as written). */
+  const postImport = (body: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}) =>
+    fetch(
       new Request(`${baseUrl}/v3.0/pinpoints`, {
         method: "POST",
-        headers: { "Content-Type": "application/geo+json", Accept: "application/json" },
+        headers: { ...init.headers, "Content-Type": "application/geo+json", Accept: "application/json" },
         body,
-        signal,
+        signal: init.signal,
       }),
     );
+
+  async function importPinpoints(
+    collection: PinpointImport,
+    init?: { headers?: Record<string, string>; signal?: AbortSignal },
+  ): Promise<Answer<PinpointImportResult>> {
+    const response = await postImport(JSON.stringify(collection), init);
+    if (response.status === 201) return { data: (await response.json()) as PinpointImportResult, response };
+    return { error: (await response.json().catch(() => undefined)) as Problem | undefined, response };
+  }
+
+  async function sendBatch(body: string, firstFeature: number, signal?: AbortSignal): Promise<number[]> {
+    const response = await postImport(body, { signal });
     if (response.status !== 201) throw await apiError(response, firstFeature);
-    return ((await response.json()) as components["schemas"]["PinpointImportResult"]).ids;
+    return ((await response.json()) as PinpointImportResult).ids;
   }
 
   return {
     ...client,
     paginate,
+    importPinpoints,
     importGeoJSON: (source, importOptions) => importFeatures(source, sendBatch, importOptions),
     fetch,
   };

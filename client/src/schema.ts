@@ -795,7 +795,7 @@ export interface components {
       geometry: {
         /** @constant */
         type: "Point";
-        coordinates: [number, number, number];
+        coordinates: [number, number] | [number, number, number];
       };
       properties: {
         name: string;

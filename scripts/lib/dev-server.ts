@@ -64,3 +64,16 @@ export async function startDevServer(args: readonly string[]): Promise<DevServer
   await server.stop();
   throw new Error(`wrangler dev did not start:\n${output}`);
 }
+
+/**
+ * A GET, sent again once if its connection fails: a suite that blocked its event loop (spawnSync) while the
+ * dev server closed an idle keep-alive connection finds that connection dead on its next request.
+ */
+export async function getAgainOnce(url: string, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await fetch(url, init);
+  } catch (error) {
+    if (!(error instanceof TypeError)) throw error;
+    return fetch(url, init);
+  }
+}

@@ -64,7 +64,7 @@ export async function tokenOf(service: Service): Promise<string> {
     throw new Error(
       `Could not reach the service at ${service.base}${cause}. ` +
         "Start it with `npm start`, or point at where it runs with --base URL or POI_BASE_URL " +
-        `(npm start --port N serves http://localhost:N; the default is ${DEFAULT_BASE}).`,
+        `(npm start -- --port N serves http://localhost:N; the default is ${DEFAULT_BASE}).`,
     );
   }
   if (!response.ok)

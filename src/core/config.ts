@@ -25,7 +25,8 @@ export type Config = {
   tileClusterMaxZoom: number;
   /**
    * The MapLibre style the map page (src/maps/) draws under the places, an
-   * absolute http(s) URL; null for the page's own plain background (no tiles).
+   * absolute http(s) URL (OpenFreeMap's when MAP_STYLE_URL is not set); null,
+   * from an empty MAP_STYLE_URL, for the page's own plain background (no tiles).
    */
   mapStyleUrl: string | null;
   /**
@@ -43,6 +44,8 @@ export const defaults = {
   corsOrigins: "*",
   changesRetentionDays: 30,
   tileClusterMaxZoom: 16,
+  /** OpenFreeMap's Liberty style: streets, coastlines and labels, no key, no account (https://openfreemap.org). */
+  mapStyleUrl: "https://tiles.openfreemap.org/styles/liberty",
   rateLimits: {
     client: { limit: 1200, period: 60 },
     public: { limit: 600, period: 60 },
@@ -112,7 +115,8 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     publicOrigin: origin(str("PUBLIC_ORIGIN")),
     changesRetentionDays: positiveInt(str("CHANGES_RETENTION_DAYS"), defaults.changesRetentionDays),
     tileClusterMaxZoom: zoom(str("TILE_CLUSTER_MAXZOOM"), defaults.tileClusterMaxZoom),
-    mapStyleUrl: webUrl(str("MAP_STYLE_URL")),
+    // Not set: the default style. Set but empty (or not a URL a browser may fetch): the plain background.
+    mapStyleUrl: webUrl(str("MAP_STYLE_URL") ?? defaults.mapStyleUrl),
     webhooksAllowLoopback: str("WEBHOOKS_ALLOW_LOOPBACK")?.trim().toLowerCase() === "true",
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),

@@ -1,10 +1,12 @@
 /**
- * The map page's HTML and its Content-Security-Policy. The HTML is a few
- * lines: a container, the stylesheets and one module script, all static
- * assets under /maps/ (scripts/static-assets.ts copies them from static/maps/
- * and maplibre-gl). What differs per deployment (the style URL, the media
- * origin, the markup a description may keep) travels in `data-` attributes, so the page has no inline script or
- * style and its policy needs no hash or nonce.
+ * The map page's HTML and its Content-Security-Policy, and the page that
+ * says why the map is refused. The HTML is a few lines: a container, the
+ * stylesheets and one module script, all static assets under /maps/
+ * (scripts/static-assets.ts copies them from static/maps/ and maplibre-gl).
+ * What differs per deployment (the style URL, the media origin, the markup a
+ * description may keep) and the sentences a refusal shows travel in `data-`
+ * attributes, so the page has no inline script or style and its policy needs
+ * no hash or nonce.
  */
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
@@ -14,6 +16,27 @@ import { DESCRIPTION_MARKUP } from "../fields/sanitize-html";
 
 /** What a description may contain, by the server's own rule, for the page to check it again. */
 const DESCRIPTION_JSON = JSON.stringify(DESCRIPTION_MARKUP);
+
+/**
+ * What a visitor is told for each refusal, by status: by the refusal page
+ * below, and by the map page's script when the API refuses one of its requests
+ * (the problem's own `detail` follows the sentence in both).
+ */
+export const REFUSALS: Readonly<Record<number, string>> = {
+  400: "This map's address is not valid.",
+  401: "This map's key is not valid, or it has expired.",
+  403: "This map's key does not allow showing this list here.",
+  404: "This list does not exist.",
+  429: "Too many visitors at once: try again in a minute.",
+};
+
+const REFUSALS_JSON = JSON.stringify(REFUSALS);
+
+/** The sentence for a refusal with `status`, then the problem's `detail`. */
+export function refusalMessage(status: number, detail: string): string {
+  const sentence = REFUSALS[status] ?? `The map could not be loaded (HTTP ${status}).`;
+  return detail ? `${sentence} ${detail}` : sentence;
+}
 
 /** Where scripts/static-assets.ts puts the page's files, as a URL path. */
 export const MAP_ASSETS_PATH = "/maps";
@@ -73,9 +96,45 @@ export function mapPage(config: Config): HtmlEscapedString | Promise<HtmlEscaped
         data-style-url="${config.mapStyleUrl ?? ""}"
         data-media-origin="${originOf(config.mediaPublicBaseUrl) ?? ""}"
         data-description-markup="${DESCRIPTION_JSON}"
+        data-refusals="${REFUSALS_JSON}"
       >
         <div id="map"></div>
         <p id="status" role="status">Loading the map…</p>
+      </body>
+    </html>`;
+}
+
+/**
+ * The refusal page's policy: its stylesheet (and empty icon) and nothing else, and framed by
+ * anyone. It shows no data of the list or the account, only why the map is
+ * not shown, so letting any site frame it gives away nothing the key protects:
+ * the framing site cannot read it (it is another origin), and it has nothing
+ * to click. Framing it lets the visitor read the sentence instead of the
+ * browser's own error for a refused frame.
+ */
+export const REFUSAL_POLICY = [
+  "default-src 'none'",
+  "style-src 'self'",
+  // The empty icon (`data:,`), so a browser asks for no /favicon.ico.
+  "img-src data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors *",
+].join("; ");
+
+/** The page that says why the map is not shown (`message`), as the map page would say it. */
+export function refusalPage(message: string): HtmlEscapedString | Promise<HtmlEscapedString> {
+  return html`<!doctype html>
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>Map not available</title>
+        <link rel="icon" href="data:," />
+        <link rel="stylesheet" href="${MAP_ASSETS_PATH}/map.css" />
+      </head>
+      <body data-state="error">
+        <p id="status" class="error" role="status">${message}</p>
       </body>
     </html>`;
 }

@@ -4,17 +4,21 @@
  * it stays out of the OpenAPI document as /docs does; docs/publishing-maps.md
  * documents it. The Worker answers only the small HTML page and its
  * policy (./page.ts); the page's script (static/maps/map.js) reads the list
- * through the public API with the same key, every page of it.
+ * through the public API with the same key, every page of it. A refusal
+ * (a bad address or key, a site the key does not allow, a list it does not
+ * publish) is a page saying why to a browser, problem details to anyone else.
  */
 import { Hono, type Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import * as z from "zod";
 import { assertOriginAllowed, authenticateKey, KEY_SHAPE, type ResolvedKey } from "../auth/publishable-keys";
 import type { AppEnv } from "../core/env";
+import { ApiError } from "../core/problem";
 import { assertListPublished } from "../db/published";
 import { ID, pathId } from "../http/path";
 import { hidden } from "../http/route-metadata";
 import { validate } from "../http/validation";
-import { mapPage, mapPolicy } from "./page";
+import { mapPage, mapPolicy, REFUSAL_POLICY, refusalMessage, refusalPage } from "./page";
 
 const mapQuery = z.object({
   // An empty `key=` is no key, as on the API (src/http/middleware/query-parameters.ts): the page has none.
@@ -55,4 +59,32 @@ async function mapPageResponse(c: Context<AppEnv, string, MapInput>): Promise<Re
   return c.html(mapPage(c.var.config));
 }
 
-export const mapRoutes = new Hono<AppEnv>().get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse));
+/** Whether the request is a browser's navigation (a page or a frame), which reads HTML and not problem details. */
+const wantsPage = (c: Context<AppEnv>) => /\btext\/html\b/i.test(c.req.header("Accept") ?? "");
+
+/**
+ * A refusal of the page (the app's error handler has made it problem details
+ * by now): to a browser, the refusal page (./page.ts) with the problem's status
+ * and headers, so a frame shows why the map is not there; to anything else,
+ * the problem details as everywhere. Failures on our side stay problem details.
+ */
+const refusalsAsPages = createMiddleware<AppEnv>(async function refusalsAsPages(c, next) {
+  await next();
+  const error = c.error;
+  if (!(error instanceof ApiError) || error.status >= 500) return;
+  c.res.headers.append("Vary", "Accept");
+  if (!wantsPage(c)) return;
+  const headers = new Headers(error.options.headers);
+  headers.set("Content-Type", "text/html; charset=utf-8");
+  headers.set("Content-Security-Policy", REFUSAL_POLICY);
+  headers.set("Cross-Origin-Resource-Policy", "cross-origin");
+  headers.set("Cache-Control", "private, no-store");
+  headers.set("Vary", "Accept");
+  const page = String(await refusalPage(refusalMessage(error.status, error.detail)));
+  c.res = undefined;
+  c.res = new Response(page, { status: error.status, headers });
+});
+
+export const mapRoutes = new Hono<AppEnv>()
+  .use(refusalsAsPages)
+  .get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse));

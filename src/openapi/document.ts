@@ -90,6 +90,22 @@ class SchemaWriter {
           for (const key of Object.keys(jsonSchema)) if (key !== "description") delete jsonSchema[key];
           Object.assign(jsonSchema, inputSchema);
         }
+        // A tuple with optional items last (`[longitude, latitude, altitude?]`) as one tuple per length: the
+        // same values, but code generators read `prefixItems` as every item required and ignore `minItems`.
+        const items = jsonSchema.prefixItems;
+        const least = jsonSchema.minItems;
+        if (Array.isArray(items) && typeof least === "number" && least < items.length && jsonSchema.items === false) {
+          const { description } = jsonSchema;
+          for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+          if (description !== undefined) jsonSchema.description = description;
+          jsonSchema.oneOf = Array.from({ length: items.length - least + 1 }, (_, i) => ({
+            type: "array",
+            prefixItems: items.slice(0, least + i),
+            items: false,
+            minItems: least + i,
+            maxItems: least + i,
+          }));
+        }
         // A format says it; zod's equivalent pattern for date-time is unreadable.
         if (jsonSchema.format && jsonSchema.pattern) delete jsonSchema.pattern;
         // Response bounds come from column storage types (±2^53, ±2^47), not from the API's rules.

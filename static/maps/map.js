@@ -9,13 +9,17 @@
  * address, media, description and coming events (read when the popup opens).
  * Errors are shown as a sentence, never as a blank map.
  *
+ * Under the places it draws the deployment's base map style (MAP_STYLE_URL,
+ * OpenFreeMap's by default), or a plain background when none is set or the
+ * style cannot be loaded (offline, or no answer within 10 seconds).
+ *
  * The page runs under a strict Content-Security-Policy (src/maps/page.ts):
  * this file, MapLibre and its worker come from this origin, and the API is
- * this origin too.
+ * this origin too; the style's origin serves its tiles, glyphs and sprites.
  *
  * For tests and for anyone debugging from the console, the page says how far
  * it got on `document.body.dataset`: `state` ("loading", then "ready" once
- * the tiles in view are drawn, or "error") and `loaded` (the number of places
+ * the list's tiles in view are drawn, or "error") and `loaded` (the number of places
  * in the list, as the tiles count them); and the map is `window.liveMap`.
  */
 
@@ -46,6 +50,9 @@ const SOURCE = "places";
 const LAYER = "pinpoints";
 /** Cluster ids are 2^52 plus the XYZ tile of the bin the cluster fills (docs/vector-tiles.md). */
 const CLUSTER_BASE = 2 ** 52;
+
+/** How long the configured style may take to load before the page draws the plain background instead. */
+const STYLE_WAIT_MS = 10_000;
 
 /** Used when no style is configured, or the configured one fails: a plain background, no tiles. */
 /** @type {StyleSpecification} */
@@ -83,14 +90,11 @@ class ApiFailure extends Error {
   }
 }
 
-/** What a visitor is told for each refusal; the problem's own `detail` follows. */
-const REFUSALS = /** @type {Record<number, string>} */ ({
-  400: "This map's address is not valid.",
-  401: "This map's key is not valid, or it has expired.",
-  403: "This map's key does not allow showing this list here.",
-  404: "This list does not exist.",
-  429: "Too many visitors at once: try again in a minute.",
-});
+/**
+ * What a visitor is told for each refusal, by status (the Worker's own sentences, src/maps/page.ts); the
+ * problem's own `detail` follows.
+ */
+const REFUSALS = /** @type {Record<number, string>} */ (JSON.parse(body.dataset.refusals || "{}"));
 
 /**
  * GETs a URL of this API and returns its JSON body, or throws an ApiFailure.
@@ -439,20 +443,32 @@ async function main() {
 
   /** @type {TileJson | undefined} */
   let tileJson;
+  // Whether the style in use has loaded, so layers can be added to it. MapLibre's isStyleLoaded() also waits
+  // for the style's own tiles and images, which a real base map is still fetching long after.
+  let styleReady = false;
   let fellBack = false;
   // Whenever a style loads (the configured one, or the plain one after it failed), once the tiles are known.
   const addIfReady = () => {
-    if (tileJson && map.isStyleLoaded() && !map.getSource(SOURCE)) addPlaces(map, tileJson);
+    if (tileJson && styleReady && !map.getSource(SOURCE)) addPlaces(map, tileJson);
   };
-  map.on("style.load", addIfReady);
+  map.on("style.load", () => {
+    styleReady = true;
+    addIfReady();
+  });
+  /**
+   * The configured style could not be loaded (offline, blocked, too slow): the places still show, on the
+   * plain background.
+   * @param {unknown} reason
+   */
+  const fallBack = (reason) => {
+    if (!styleUrl || styleReady || fellBack) return;
+    fellBack = true;
+    console.warn(`The map style ${styleUrl} could not be loaded; drawing a plain background.`, reason);
+    map.setStyle(PLAIN_STYLE, { diff: false });
+  };
+  setTimeout(() => fallBack(`no answer within ${STYLE_WAIT_MS / 1000} s`), STYLE_WAIT_MS);
   map.on("error", (event) => {
-    // A configured style that cannot be loaded: the places still show, on the plain background.
-    if (styleUrl && !fellBack && !map.isStyleLoaded()) {
-      fellBack = true;
-      console.warn(`The map style ${styleUrl} could not be loaded; drawing a plain background.`, event.error);
-      map.setStyle(PLAIN_STYLE);
-      return;
-    }
+    if (!styleReady) return fallBack(event.error);
     // A tile the API refused (the key revoked meanwhile, too many requests): say so over the map.
     if ("sourceId" in event && event.sourceId === SOURCE) show("error", "Some places could not be loaded.");
   });
@@ -480,11 +496,19 @@ async function main() {
       { padding: 48, maxZoom: 15, animate: false },
     );
   }
+  // Ready once the list's tiles in view are in and drawn. Not at "idle": the tiles are live (they expire
+  // within seconds, docs/publishing-maps.md), so MapLibre keeps renewing them, and a busy map may never idle.
+  const whenDrawn = () => {
+    if (!map.getSource(SOURCE) || !map.isSourceLoaded(SOURCE)) return;
+    map.off("sourcedata", whenDrawn);
+    map.once("render", () => {
+      if (body.dataset.state === "loading") show("ready", places === 0 ? "This list has no places yet." : "");
+    });
+    map.triggerRepaint();
+  };
+  map.on("sourcedata", whenDrawn);
   addIfReady();
-  map.once("idle", () => {
-    if (body.dataset.state === "loading") show("ready", places === 0 ? "This list has no places yet." : "");
-  });
-  map.triggerRepaint();
+  whenDrawn();
 }
 
 await main();
