@@ -258,15 +258,61 @@ describe("webhook targets (SSRF)", () => {
     "https://255.255.255.255/x",
     "https://[::1]/x",
     "https://[::]/x",
-    "https://[::ffff:127.0.0.1]/x",
-    "https://[::ffff:169.254.169.254]/x",
-    "https://[::ffff:10.0.0.1]/x",
-    "https://[64:ff9b::10.0.0.1]/x",
-    "https://[2002:c0a8:101::1]/x",
     "https://[fd00::1]/x",
     "https://[fc12:3456::1]/x",
     "https://[fe80::1]/x",
+    "https://[fec0::1]/x",
     "https://[ff02::1]/x",
+    "https://[100::1]/x",
+    "https://[5f00::1]/x",
+    "https://[2001:db8::1]/x",
+    "https://[3fff::1]/x",
+    // IPv4-mapped (RFC 4291 §2.5.5.2), in every spelling the URL parser takes.
+    "https://[::ffff:127.0.0.1]/x",
+    "https://[::ffff:7f00:1]/x",
+    "https://[::FFFF:7F00:0001]/x",
+    "https://[0:0:0:0:0:ffff:127.0.0.1]/x",
+    "https://[0000:0000:0000:0000:0000:ffff:7f00:0001]/x",
+    "https://[::ffff:169.254.169.254]/x",
+    "https://[::ffff:10.0.0.1]/x",
+    "https://[::ffff:192.168.1.1]/x",
+    "https://[::ffff:0.0.0.0]/x",
+    // IPv4-translated (RFC 2765 §2.1, RFC 6052's ::ffff:0:0:0/96).
+    "https://[::ffff:0:7f00:1]/x",
+    "https://[::ffff:0:127.0.0.1]/x",
+    "https://[0:0:0:0:ffff:0:a00:1]/x",
+    "https://[::ffff:0:a9fe:a9fe]/x",
+    // IPv4-compatible (deprecated, RFC 4291 §2.5.5.1): refused whatever it carries.
+    "https://[::127.0.0.1]/x",
+    "https://[::7f00:1]/x",
+    "https://[::5db8:d70e]/x",
+    // NAT64: the well-known prefix with a non-public address, and the local-use prefix (RFC 8215).
+    "https://[64:ff9b::10.0.0.1]/x",
+    "https://[64:ff9b::7f00:1]/x",
+    "https://[64:ff9b::a9fe:a9fe]/x",
+    "https://[64:ff9b:0:0:0:0:192.168.0.1]/x",
+    "https://[64:ff9b:1::a00:1]/x",
+    "https://[64:ff9b:1:5db8:d70e::]/x",
+    "https://[64:ff9b:0:1::5db8:d70e]/x",
+    // 6to4 (RFC 3056 §2).
+    "https://[2002:c0a8:101::1]/x",
+    "https://[2002:7f00:1::]/x",
+    "https://[2002:a00:1:1::1]/x",
+    "https://[2002:a9fe:a9fe::]/x",
+    "https://[2002:6440:1::1]/x",
+    // Teredo (RFC 4380 §4): the server's address as is, the client's with every bit inverted.
+    "https://[2001:0:7f00:1::]/x",
+    "https://[2001:0:a00:1:0:0:5db8:d70e]/x",
+    "https://[2001:0:5db8:d70e::80ff:fffe]/x",
+    "https://[2001:0:5db8:d70e:8000:f227:f5ff:fffe]/x",
+    "https://[2001:0:5db8:d70e:0:0:3f57:fefe]/x",
+    "https://[2001:0000:5db8:d70e:0000:0000:5601:56fe]/x",
+    // ISATAP interface identifiers (RFC 5214 §6.1), with the u and g bits either way.
+    "https://[2606:4700::5efe:a00:1]/x",
+    "https://[2606:4700::200:5efe:7f00:1]/x",
+    "https://[2606:4700:0:0:100:5efe:192.168.1.1]/x",
+    "https://[2606:4700::300:5efe:a9fe:a9fe]/x",
+    "https://[fe80::5efe:5db8:d70e]/x",
   ];
 
   it.each(refused)("refuses %s", async (url) => {
@@ -279,7 +325,19 @@ describe("webhook targets (SSRF)", () => {
   it("accepts public https hosts and addresses", async () => {
     // An account with no content, so nothing is ever delivered: the tests send nothing past this machine.
     const owner = await caller();
-    for (const url of ["https://hooks.example.com/x", "https://93.184.215.14:8443/x", "https://[2606:4700::1111]/x"]) {
+    const accepted = [
+      "https://hooks.example.com/x",
+      "https://93.184.215.14:8443/x",
+      "https://[2606:4700::1111]/x",
+      // IPv4 forms of a public address: mapped, translated, NAT64, 6to4, Teredo (server and client), ISATAP.
+      "https://[::ffff:93.184.215.14]/x",
+      "https://[::ffff:0:5db8:d70e]/x",
+      "https://[64:ff9b::93.184.215.14]/x",
+      "https://[2002:5db8:d70e::1]/x",
+      "https://[2001:0:5db8:d70e::fefe:fefe]/x",
+      "https://[2606:4700::200:5efe:5db8:d70e]/x",
+    ];
+    for (const url of accepted) {
       const response = await owner.send("POST", "/v3.0/webhooks", { url, events: ["*"] });
       expect(response.status, url).toBe(201);
       const { id } = await json<{ id: number }>(response);
@@ -305,11 +363,29 @@ describe("webhook targets (SSRF)", () => {
       "fe80::1",
       "fd00::",
       "64:ff9b::a00:1",
+      "::ffff:0:7f00:1",
+      "64:ff9b:1::5db8:d70e",
+      "2002:a00:1::",
+      "2001:0:7f00:1::",
+      "2001:0:5db8:d70e::80ff:fffe",
+      "2001:db8:1::5efe:a00:1",
+      "2a00:1450::5efe:c0a8:101",
+      "3fff:1::1",
       "not-an-ip",
     ]) {
       expect(isNonPublicAddress(address), address).toBe(true);
     }
-    for (const address of ["93.184.215.14", "1.1.1.1", "2606:4700::1111", "::ffff:5db8:d70e"]) {
+    for (const address of [
+      "93.184.215.14",
+      "1.1.1.1",
+      "2606:4700::1111",
+      "::ffff:5db8:d70e",
+      "::ffff:0:5db8:d70e",
+      "64:ff9b::5db8:d70e",
+      "2002:5db8:d70e::",
+      "2001:0:5db8:d70e::fefe:fefe",
+      "2a00:1450::5efe:5db8:d70e",
+    ]) {
       expect(isNonPublicAddress(address), address).toBe(false);
     }
   });
