@@ -1299,6 +1299,7 @@ export interface components {
         | "urn:poi-api:problem:conflict"
         | "urn:poi-api:problem:idempotency_key_in_use"
         | "urn:poi-api:problem:cursor_expired"
+        | "urn:poi-api:problem:idempotency_answer_unreadable"
         | "urn:poi-api:problem:precondition_failed"
         | "urn:poi-api:problem:payload_too_large"
         | "urn:poi-api:problem:unsupported_media_type"
@@ -1450,7 +1451,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description The change feed cursor is older than the retention window (`urn:poi-api:problem:cursor_expired`) */
+    /** @description The change feed cursor is older than the retention window (`urn:poi-api:problem:cursor_expired`); The answer kept for this idempotency key cannot be read (`urn:poi-api:problem:idempotency_answer_unreadable`) */
     Problem410: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -1846,6 +1847,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over `MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2064,6 +2066,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 604 KiB (618,496 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2252,6 +2255,7 @@ export interface operations {
       403: components["responses"]["Problem403"];
       404: components["responses"]["Problem404"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2413,6 +2417,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over `MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2658,6 +2663,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over `MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -3254,6 +3260,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -3404,6 +3411,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -3546,6 +3554,7 @@ export interface operations {
       403: components["responses"]["Problem403"];
       404: components["responses"]["Problem404"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       422: components["responses"]["Problem422"];
       429: components["responses"]["Problem429"];
     };

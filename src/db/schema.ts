@@ -441,7 +441,10 @@ export const changes = sqliteTable(
 /**
  * Idempotency keys (the IETF Idempotency-Key draft, Stripe's semantics): per
  * account, the fingerprint of the first request and, once it finished, its
- * response. `status` null means the first request is still running.
+ * response, the body sealed (src/core/sealed.ts). `status` null means the
+ * first request is still running. `idempotency_keys_plain_idx` holds the rows
+ * whose body was stored before bodies were sealed, for the scheduled job that
+ * seals them (src/db/idempotency.ts); none are added since.
  */
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
@@ -457,7 +460,13 @@ export const idempotencyKeys = sqliteTable(
     created_at: integer().notNull(),
     expires_at: integer().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.account_id, t.key] }), index("idempotency_keys_expiry_idx").on(t.expires_at)],
+  (t) => [
+    primaryKey({ columns: [t.account_id, t.key] }),
+    index("idempotency_keys_expiry_idx").on(t.expires_at),
+    index("idempotency_keys_plain_idx")
+      .on(t.account_id, t.key)
+      .where(sql`substr(${t.body}, 1, 10) <> 'sealed:v1:'`),
+  ],
 );
 export type Pinpoint = typeof pinpoints.$inferSelect;
 export type List = typeof lists.$inferSelect;
