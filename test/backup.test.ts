@@ -12,7 +12,8 @@ import { backupStatements, baseTables, exportBaseTables } from "../scripts/lib/b
 import type { Execute } from "../scripts/lib/registry";
 import { sealingKeys } from "../src/core/sealed";
 import { openSecret } from "../src/webhooks/sealed-secrets";
-import { caller, createPinpoint, type Caller } from "./helpers";
+import { DIRECTORY } from "../src/db/shard-plan";
+import { caller, createAccount, createPinpoint, type Caller } from "./helpers";
 import { emptyDatabase } from "./migration-safety";
 
 const execute: Execute = async (statements) => {
@@ -96,8 +97,8 @@ beforeAll(async () => {
     .run();
 
   // Secrets the database keeps, each in an answer kept for its idempotency key: an account with no
-  // content, so its webhook delivers nothing.
-  const keeper = await caller();
+  // content, so its webhook delivers nothing, on the database this backup is of.
+  const keeper = await caller("read write", await createAccount(DIRECTORY));
   const send = async (path: string, body?: unknown) => {
     const response = await keeper.send("POST", path, body, { "Idempotency-Key": crypto.randomUUID() });
     expect(response.status, path).toBeLessThan(300);
