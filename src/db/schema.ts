@@ -285,8 +285,8 @@ export const publishableKeyLists = sqliteTable(
 /**
  * Webhooks: where an account's changes are POSTed, signed (Standard Webhooks)
  * with `secret`, and with `previous_secret` too until `previous_secret_expires_at`
- * after a rotation. The secrets are stored as they are, since signing needs
- * them (anyone who reads the database can sign). `position` is the last
+ * after a rotation. Signing needs the secrets back, so they are stored
+ * sealed (src/webhooks/sealed-secrets.ts), not hashed. `position` is the last
  * change-log `seq` delivered or skipped: delivery is driven from the log
  * (src/webhooks/deliver.ts), so a lost queue message loses nothing.
  * `lease_until` lets one consumer at a time deliver a webhook, which keeps its
