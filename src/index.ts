@@ -6,15 +6,19 @@
  * orphaned media, deletes expired idempotency keys and prunes the change
  * feed's tombstones once past the retention window (plus a day of grace for
  * clock skew and replica lag: a cursor in the window must never miss one),
- * on every shard (docs/scaling.md).
+ * and seals the secrets stored plain or under the previous signing key
+ * (src/core/sealed.ts), on every shard (docs/scaling.md).
  */
 import { app, objectsJson } from "./app";
 import { configFor } from "./core/config";
 import { pruneTombstones } from "./changes/store";
-import { deleteExpiredKeys } from "./db/idempotency";
+import { sealingKeys } from "./core/sealed";
+import { signingKeyProblem } from "./core/signing";
+import { deleteExpiredKeys, sealStoredAnswers } from "./db/idempotency";
 import { shardBindings } from "./db/shards";
 import { sweepMedia } from "./media/sweep";
 import { handleWebhookBatch, resumeWebhooks, type WebhookMessage } from "./webhooks/deliver";
+import { sealWebhookSecrets } from "./webhooks/sealed-secrets";
 
 export default {
   fetch: app.fetch,
@@ -27,6 +31,8 @@ export default {
     const result = await sweepMedia(env, { now: controller.scheduledTime });
     console.log(JSON.stringify({ level: "info", message: "media sweep", cron: controller.cron, ...result }));
     const retentionMs = (configFor(env).changesRetentionDays + 1) * 24 * 60 * 60 * 1000;
+    // Without a usable signing key nothing can be sealed; the Worker answers 503 meanwhile.
+    const sealing = signingKeyProblem(env) ? null : await sealingKeys(env);
     for (const shard of shardBindings(env)) {
       const keys = await deleteExpiredKeys(shard, controller.scheduledTime);
       console.log(JSON.stringify({ level: "info", message: "idempotency keys expired", deleted: keys }));
@@ -34,6 +40,21 @@ export default {
       console.log(JSON.stringify({ level: "info", message: "change feed tombstones pruned", deleted: tombstones }));
       const webhooks = await resumeWebhooks({ ...env, DB: shard }, controller.scheduledTime, retentionMs);
       console.log(JSON.stringify({ level: "info", message: "webhooks resumed", ...webhooks }));
+      if (sealing) {
+        const secrets = await sealWebhookSecrets(shard, sealing);
+        const answers = await sealStoredAnswers(shard, sealing);
+        console.log(
+          JSON.stringify({
+            level: "info",
+            message: "secrets sealed",
+            kid: sealing.current.kid,
+            webhookSecrets: secrets.sealed,
+            unreadable: secrets.unreadable,
+            answers: answers.sealed,
+            more: secrets.more || answers.more,
+          }),
+        );
+      }
     }
   },
 } satisfies ExportedHandler<Cloudflare.Env>;

@@ -2,14 +2,18 @@
  * The backup of the base tables (scripts/lib/backup.ts) rebuilds a database:
  * export, empty the database, apply the migrations, run the backup; every row
  * of every base table comes back identical, and the search indexes (rebuilt
- * by the triggers) answer exactly as before.
+ * by the triggers) answer exactly as before. The secrets the database keeps
+ * are sealed in it, so the backup holds none of them.
  */
 import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, expect, it } from "vitest";
 import { backupStatements, baseTables, exportBaseTables } from "../scripts/lib/backup";
 import type { Execute } from "../scripts/lib/registry";
-import { caller, createPinpoint, type Caller } from "./helpers";
+import { sealingKeys } from "../src/core/sealed";
+import { openSecret } from "../src/webhooks/sealed-secrets";
+import { DIRECTORY } from "../src/db/shard-plan";
+import { caller, createAccount, createPinpoint, type Caller } from "./helpers";
 import { emptyDatabase } from "./migration-safety";
 
 const execute: Execute = async (statements) => {
@@ -31,6 +35,8 @@ let tables: string[];
 let before: Record<string, unknown[]>;
 let answers: unknown[];
 let backup: string;
+let secrets: { key: string; first: string; rotated: string; webhook: number };
+let keeperAccount: number;
 
 async function snapshot(): Promise<Record<string, unknown[]>> {
   const out: Record<string, unknown[]> = {};
@@ -90,6 +96,20 @@ beforeAll(async () => {
     .bind(a.accountId)
     .run();
 
+  // Secrets the database keeps, each in an answer kept for its idempotency key: an account with no
+  // content, so its webhook delivers nothing, on the database this backup is of.
+  const keeper = await caller("read write", await createAccount(DIRECTORY));
+  const send = async (path: string, body?: unknown) => {
+    const response = await keeper.send("POST", path, body, { "Idempotency-Key": crypto.randomUUID() });
+    expect(response.status, path).toBeLessThan(300);
+    return response.json<Record<string, string>>();
+  };
+  const key = await send("/v3.0/keys", { name: "map" });
+  const hook = await send("/v3.0/webhooks", { url: "https://hooks.example.com/backup", events: ["*"] });
+  const rotated = await send(`/v3.0/webhooks/${hook.id}/rotate`);
+  secrets = { key: key.key!, first: hook.secret!, rotated: rotated.secret!, webhook: Number(hook.id) };
+  keeperAccount = keeper.accountId;
+
   tables = await baseTables(execute);
   before = await snapshot();
   answers = await search();
@@ -132,4 +152,19 @@ it("the rebuilt search indexes answer as before", async () => {
   expect(again).toEqual(answers);
   expect((answers[0] as unknown[]).length).toBe(2);
   expect((answers[4] as unknown[]).length).toBe(10);
+});
+
+it("holds no secret: webhook secrets and the answers kept for idempotency keys are sealed, and open after a restore", async () => {
+  for (const secret of [secrets.key, secrets.first, secrets.rotated]) {
+    expect(backup).not.toContain(secret);
+    // Not in any other spelling either: the base64 part alone, or the key without its prefix.
+    expect(backup).not.toContain(secret.replace(/^(whsec_|pk_)/, "").slice(0, 24));
+  }
+  expect(backup).toContain("sealed:v1:");
+  const keys = await sealingKeys(env);
+  const row = await env.DB.prepare("SELECT secret, previous_secret FROM webhooks WHERE id = ?")
+    .bind(secrets.webhook)
+    .first<{ secret: string; previous_secret: string }>();
+  expect(await openSecret(keys, keeperAccount, row!.secret)).toBe(secrets.rotated);
+  expect(await openSecret(keys, keeperAccount, row!.previous_secret)).toBe(secrets.first);
 });

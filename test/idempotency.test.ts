@@ -8,7 +8,9 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { IDEMPOTENCY_TTL_MS } from "../src/http/middleware/idempotency";
 import worker from "../src/index";
-import { call, caller, createList, createPinpoint, fetchWith, json, type Caller } from "./helpers";
+import { sealedPrefix, sealingKeys, unseal } from "../src/core/sealed";
+import { openSecret } from "../src/webhooks/sealed-secrets";
+import { call, caller, contentDb, createList, createPinpoint, fetchWith, json, type Caller } from "./helpers";
 import { mediaFile, sendDuringUpload } from "./media-fixtures";
 import { openApiRequests, type Json } from "./openapi-requests";
 
@@ -238,5 +240,174 @@ describe("every POST that takes an Idempotency-Key, as the OpenAPI document name
         expect(again.headers.get("Idempotent-Replayed"), where).toBe(refusedUnread ? null : "true");
       }
     }
+  });
+});
+
+describe("answers kept sealed", () => {
+  type Row = { account_id: number; key: string; body: string | null; status: number | null };
+  const rowsOf = async (accountId: number) =>
+    (
+      await (
+        await contentDb(accountId)
+      )
+        .prepare("SELECT account_id, key, body, status FROM idempotency_keys WHERE account_id = ? ORDER BY key")
+        .bind(accountId)
+        .all<Row>()
+    ).results;
+  const context = (row: { account_id: number; key: string }) =>
+    `idempotent answer of account ${row.account_id} key ${row.key}`;
+
+  /** Sends `count` identical requests at once; the first answer and every 2xx, each with its headers. */
+  async function race(who: Caller, path: string, body: unknown, key: string, count: number) {
+    const responses = await Promise.all(
+      Array.from({ length: count }, () => who.send("POST", path, body, { "Idempotency-Key": key })),
+    );
+    const answers = await Promise.all(
+      responses.map(async (r) => ({ status: r.status, headers: r.headers, text: await r.text() })),
+    );
+    expect(
+      answers.every((a) => a.status < 300 || a.status === 409),
+      answers.map((a) => a.status).join(),
+    ).toBe(true);
+    const ok = answers.filter((a) => a.status < 300);
+    expect(ok.filter((a) => a.headers.get("Idempotent-Replayed") === null)).toHaveLength(1);
+    return ok;
+  }
+
+  it("keeps answers that carry a secret sealed, and replays them no-store, however many retries race", async () => {
+    const owner = await caller();
+    const keys = await sealingKeys(env);
+    const cases = [
+      { path: "/v3.0/keys", body: { name: "map" }, secret: (answer: Record<string, string>) => answer.key! },
+      {
+        path: "/v3.0/webhooks",
+        body: { url: "https://hooks.example.com/sealed", events: ["*"] },
+        secret: (answer: Record<string, string>) => answer.secret!,
+      },
+    ];
+    const webhookIds: number[] = [];
+    for (const { path, body, secret } of cases) {
+      const key = crypto.randomUUID();
+      const ok = await race(owner, path, body, key, 16);
+      const again = await owner.send("POST", path, body, { "Idempotency-Key": key });
+      expect(again.headers.get("Idempotent-Replayed")).toBe("true");
+      const answers = [...ok, { status: again.status, headers: again.headers, text: await again.text() }];
+      for (const answer of answers) {
+        expect(answer.status).toBe(201);
+        expect(answer.headers.get("Cache-Control"), path).toBe("no-store");
+        expect(answer.text).toBe(answers[0]!.text);
+      }
+      const value = secret(JSON.parse(answers[0]!.text) as Record<string, string>);
+      if (path === "/v3.0/webhooks") webhookIds.push((JSON.parse(answers[0]!.text) as { id: number }).id);
+      const row = (await rowsOf(owner.accountId)).find((r) => r.key === key)!;
+      expect(row.body!.startsWith(sealedPrefix(keys.current))).toBe(true);
+      expect(row.body).not.toContain(value);
+      expect(await unseal(keys, context(row), row.body!)).toBe(answers[0]!.text);
+    }
+    // One key and one webhook made, whatever the retries.
+    const made = await env.DB.prepare("SELECT count(*) AS n FROM publishable_keys WHERE account_id = ?")
+      .bind(owner.accountId)
+      .first<{ n: number }>();
+    expect(made!.n).toBe(1);
+    const webhooks = await (
+      await contentDb(owner.accountId)
+    )
+      .prepare("SELECT count(*) AS n FROM webhooks WHERE account_id = ?")
+      .bind(owner.accountId)
+      .first<{ n: number }>();
+    expect(webhooks!.n).toBe(1);
+
+    // A rotation retried: one rotation, its secret replayed no-store.
+    const key = crypto.randomUUID();
+    const path = `/v3.0/webhooks/${webhookIds[0]}/rotate`;
+    const ok = await race(owner, path, undefined, key, 8);
+    for (const answer of ok) expect(answer.headers.get("Cache-Control")).toBe("no-store");
+    expect(new Set(ok.map((a) => a.text)).size).toBe(1);
+    const rotated = (JSON.parse(ok[0]!.text) as { secret: string }).secret;
+    const webhook = await (
+      await contentDb(owner.accountId)
+    )
+      .prepare("SELECT secret FROM webhooks WHERE id = ?")
+      .bind(webhookIds[0])
+      .first<{ secret: string }>();
+    expect(await openSecret(keys, owner.accountId, webhook!.secret)).toBe(rotated);
+    const row = (await rowsOf(owner.accountId)).find((r) => r.key === key)!;
+    expect(row.body).not.toContain(rotated);
+
+    // Every answer is sealed, those without a secret too (another account writes here: the webhook
+    // above delivers nothing); theirs replay as they were first sent.
+    const writer = await caller();
+    const placeKey = crypto.randomUUID();
+    const first = await writer.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": placeKey });
+    const replay = await writer.send("POST", "/v3.0/pinpoints", place, { "Idempotency-Key": placeKey });
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(replay.headers.get("Cache-Control")).toBe(first.headers.get("Cache-Control"));
+    expect(first.headers.get("Cache-Control")).toBe("private");
+    const stored = [...(await rowsOf(owner.accountId)), ...(await rowsOf(writer.accountId))];
+    expect(stored).toHaveLength(4);
+    for (const row of stored) {
+      expect(row.body!.startsWith(sealedPrefix(keys.current)), row.key).toBe(true);
+      expect(row.body).not.toContain(place.name);
+    }
+  });
+
+  it("replays answers stored plain before sealing, and the cron seals every one of them, in batches", async () => {
+    const keys = await sealingKeys(env);
+    // A real answer, then stored back as it was before answers were sealed...
+    const key = crypto.randomUUID();
+    const first = await alice.send("POST", "/v3.0/keys", { name: "legacy" }, { "Idempotency-Key": key });
+    expect(first.status).toBe(201);
+    const firstText = await first.text();
+    const aliceDb = await contentDb(alice.accountId);
+    await aliceDb
+      .prepare("UPDATE idempotency_keys SET body = ? WHERE account_id = ? AND key = ?")
+      .bind(firstText, alice.accountId, key)
+      .run();
+    // ...and more than two batches of others, as the database held them.
+    const legacy = Array.from({ length: 250 }, (_, i) => ({
+      key: `legacy-${String(i).padStart(4, "0")}`,
+      body: JSON.stringify({ id: i, key: `pk_plain_${i}_${crypto.randomUUID()}` }),
+    }));
+    const bobDb = await contentDb(bob.accountId);
+    await bobDb
+      .prepare(
+        `INSERT INTO idempotency_keys (account_id, key, fingerprint, status, headers, body, created_at, expires_at)
+          SELECT ?1, value ->> 'key', 'legacy', 201, '[]', value ->> 'body', ?2, ?3 FROM json_each(?4)`,
+      )
+      .bind(bob.accountId, Date.now(), Date.now() + IDEMPOTENCY_TTL_MS, JSON.stringify(legacy))
+      .run();
+
+    // Plain, it replays as it is.
+    const replay = await alice.send("POST", "/v3.0/keys", { name: "legacy" }, { "Idempotency-Key": key });
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await replay.text()).toBe(firstText);
+
+    // The cron finds them through the index that holds exactly them.
+    const plan = await bobDb
+      .prepare(
+        "EXPLAIN QUERY PLAN SELECT account_id, key, fingerprint, body FROM idempotency_keys WHERE substr(body, 1, 10) <> 'sealed:v1:' LIMIT 100",
+      )
+      .all<{ detail: string }>();
+    expect(plan.results.map((r) => r.detail).join()).toContain("idempotency_keys_plain_idx");
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), env);
+
+    const expected = new Map<string, string>([[`${alice.accountId} ${key}`, firstText]]);
+    for (const row of legacy) expected.set(`${bob.accountId} ${row.key}`, row.body);
+    const rows = [...(await rowsOf(alice.accountId)), ...(await rowsOf(bob.accountId))].filter((r) =>
+      expected.has(`${r.account_id} ${r.key}`),
+    );
+    expect(rows).toHaveLength(expected.size);
+    for (const row of rows) {
+      expect(row.body!.startsWith(sealedPrefix(keys.current)), row.key).toBe(true);
+      expect(await unseal(keys, context(row), row.body!)).toBe(expected.get(`${row.account_id} ${row.key}`));
+    }
+    const left = await bobDb
+      .prepare("SELECT count(*) AS n FROM idempotency_keys WHERE substr(body, 1, 10) <> 'sealed:v1:'")
+      .first<{ n: number }>();
+    expect(left!.n).toBe(0);
+    // Sealed, it still replays what was first answered.
+    const sealed = await alice.send("POST", "/v3.0/keys", { name: "legacy" }, { "Idempotency-Key": key });
+    expect(sealed.headers.get("Idempotent-Replayed")).toBe("true");
+    expect(await sealed.text()).toBe(firstText);
   });
 });

@@ -3,15 +3,19 @@
  * key"): tokens name their key by `kid`; after a rotation tokens and page
  * cursors encrypted with TOKEN_SIGNING_KEY_PREVIOUS keep working while it is set,
  * stop working once it is removed, and in any case stop at their own expiry,
- * at most one token lifetime after the rotation. Requests go through the app
- * with the secrets of each phase of a rotation.
+ * at most one token lifetime after the rotation. Answers kept for idempotency
+ * keys replay while the key they were sealed under is set, fail cleanly (410)
+ * once it is gone, and outlive it once the cron sealed them again. Requests go
+ * through the app with the secrets of each phase of a rotation.
  */
+import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { base64urlDecode, base64urlEncode, utf8 } from "../src/core/crypto";
 import { signingKeys } from "../src/core/signing";
 import { signToken } from "../src/auth/tokens";
 import { clock } from "../src/core/clock";
+import worker from "../src/index";
 import { basic, createClient, fetchWith, type TestClient } from "./helpers";
 
 const realNow = clock.now;
@@ -175,5 +179,69 @@ describe("signing key rotation", () => {
     const problem = await refused.json<{ status: number; errors: { parameter: string }[] }>();
     expect(refused.status, JSON.stringify(problem)).toBe(400);
     expect(problem.errors[0]!.parameter).toBe("cursor");
+  });
+});
+
+describe("answers kept for idempotency keys, through a rotation", () => {
+  const createKey = (secrets: Secrets, token: string, idempotencyKey: string) =>
+    fetchAs(secrets, "/v3.0/keys", {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${token}`,
+        "Content-Type": "application/json",
+        "Idempotency-Key": idempotencyKey,
+      },
+      body: JSON.stringify({ name: "rotation" }),
+    });
+  const keysOf = async (accountId: number) =>
+    (await env.DB.prepare("SELECT count(*) AS n FROM publishable_keys WHERE account_id = ?")
+      .bind(accountId)
+      .first<{ n: number }>())!.n;
+  const runJob = (secrets: Secrets) =>
+    worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), {
+      ...env,
+      TOKEN_SIGNING_KEY: secrets.key,
+      TOKEN_SIGNING_KEY_PREVIOUS: secrets.previous,
+    });
+
+  it("replay while the previous key is set, fail cleanly once it is gone, and outlive it once the cron sealed them again", async () => {
+    const client = await createClient();
+    const oldToken = await tokenFrom(before, client);
+    const [early, late] = [crypto.randomUUID(), crypto.randomUUID()];
+    const answers = new Map<string, string>();
+    for (const idempotencyKey of [early, late]) {
+      const first = await createKey(before, oldToken, idempotencyKey);
+      expect(first.status).toBe(201);
+      answers.set(idempotencyKey, await first.text());
+    }
+    expect(await keysOf(client.accountId)).toBe(2);
+
+    // Rotated: both replay, sealed under the key that is now the previous one.
+    const newToken = await tokenFrom(during, client);
+    for (const idempotencyKey of [early, late]) {
+      const replay = await createKey(during, newToken, idempotencyKey);
+      expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(replay.headers.get("Cache-Control")).toBe("no-store");
+      expect(await replay.text()).toBe(answers.get(idempotencyKey));
+    }
+
+    // The previous key removed before the cron ran: 410, and nothing is done again.
+    const refused = await createKey(after, newToken, early);
+    const problem = await refused.json<{ type: string; detail: string }>();
+    expect(refused.status, JSON.stringify(problem)).toBe(410);
+    expect(problem.type).toBe("urn:poi-api:problem:idempotency_answer_unreadable");
+    expect(await keysOf(client.accountId)).toBe(2);
+
+    // The cron, run while both keys are set, seals the answers again under the new key: they outlive the old one.
+    await runJob(during);
+    for (const idempotencyKey of [early, late]) {
+      const replay = await createKey(after, newToken, idempotencyKey);
+      expect(replay.status).toBe(201);
+      expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+      expect(await replay.text()).toBe(answers.get(idempotencyKey));
+    }
+    expect(await keysOf(client.accountId)).toBe(2);
+    // The same record read back under the old key alone fails: it is sealed under the new one.
+    expect((await createKey(before, oldToken, late)).status).toBe(410);
   });
 });

@@ -481,6 +481,82 @@ describe("the public limit", () => {
     expect((await from("203.0.113.8")).status).toBe(200);
     expect((await from("2001:db8:1:2::1")).status).toBe(200);
   });
+
+  it("counts the map page per key and viewer: a burst from one address is refused past the limit", async () => {
+    const f = await fixture();
+    const { key } = await createKey(f.a, { lists: [f.lists.l1] });
+    const small = smallLimits();
+    const { limit, period } = parseConfig(small).rateLimits.public;
+    await windowWithRoom(5_000, period);
+    const page = (address: string) =>
+      fetchWith(small, withKeyUrl(key, `/maps/${f.lists.l1}`), { headers: { "CF-Connecting-IP": address } });
+    const responses = await Promise.all(Array.from({ length: limit + 5 }, () => page("203.0.113.20")));
+    const statuses = responses.map((r) => r.status);
+    await Promise.all(responses.map((r) => r.body?.cancel()));
+    expect(statuses.filter((s) => s === 200)).toHaveLength(limit);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+    expect(responses.every((r) => r.headers.get("RateLimit-Policy") === `public;q=${limit};w=${period}`)).toBe(true);
+    const refused = responses.find((r) => r.status === 429)!;
+    expect(refused.headers.get("Retry-After")).toBe(String(period));
+    // The same key's API reads from that address share its count; another viewer is served.
+    const api = await fetchWith(small, withKeyUrl(key, "/v3.0/lists"), {
+      headers: { "CF-Connecting-IP": "203.0.113.20" },
+    });
+    expect(api.status).toBe(429);
+    const other = await page("203.0.113.21");
+    expect(other.status).toBe(200);
+    await Promise.all([api.body?.cancel(), other.body?.cancel()]);
+  });
+
+  it("counts unknown keys against the address before looking them up, on the API and the map page", async () => {
+    const f = await fixture();
+    const small = smallLimits();
+    const { limit, period } = parseConfig(small).rateLimits.public;
+    await windowWithRoom(5_000, period);
+    const randomKey = () => `pk_${crypto.randomUUID().replaceAll("-", "")}`;
+    const from = (address: string, key: string, path: string) =>
+      fetchWith(small, withKeyUrl(key, path), { headers: { "CF-Connecting-IP": address } });
+    const statusesOf = async (responses: Response[]) => {
+      await Promise.all(responses.map((r) => r.body?.cancel()));
+      return responses.map((r) => r.status);
+    };
+
+    // An address guessing keys in parallel: every guess counts, each one its own key.
+    const guesses = await statusesOf(
+      await Promise.all(Array.from({ length: limit }, () => from("198.51.100.30", randomKey(), "/v3.0/lists"))),
+    );
+    expect(guesses).toEqual(Array(limit).fill(401));
+    // From there, a real key the service has never read is refused before it is read: read, it would be 200.
+    const { key } = await createKey(f.a, { lists: [f.lists.l1] });
+    expect((await statusesOf([await from("198.51.100.30", key, "/v3.0/lists")]))[0]).toBe(429);
+    expect((await statusesOf([await from("198.51.100.30", key, `/maps/${f.lists.l1}`)]))[0]).toBe(429);
+    // Another address reads it.
+    expect((await statusesOf([await from("198.51.100.31", key, "/v3.0/lists")]))[0]).toBe(200);
+
+    // The map page counts guesses the same way, all of them in parallel.
+    const pages = await statusesOf(
+      await Promise.all(
+        Array.from({ length: limit + 5 }, () => from("198.51.100.32", randomKey(), `/maps/${f.lists.l1}`)),
+      ),
+    );
+    expect(pages.filter((s) => s === 401)).toHaveLength(limit);
+    expect(pages.filter((s) => s === 429)).toHaveLength(5);
+
+    // One unknown key sent many times counts every time, whether this request read it or another did.
+    const repeated = randomKey();
+    const repeats = await statusesOf(
+      await Promise.all(Array.from({ length: limit + 3 }, () => from("198.51.100.33", repeated, "/v3.0/lists"))),
+    );
+    expect(repeats.filter((s) => s === 401)).toHaveLength(limit);
+    expect(repeats.filter((s) => s === 429)).toHaveLength(3);
+
+    // What cannot be a key is refused unread and uncounted: the address keeps its allowance.
+    const malformed = await statusesOf(
+      await Promise.all(Array.from({ length: limit + 3 }, () => from("198.51.100.34", "pk_short", "/v3.0/lists"))),
+    );
+    expect(malformed).toEqual(Array(limit + 3).fill(401));
+    expect((await statusesOf([await from("198.51.100.34", key, "/v3.0/lists")]))[0]).toBe(200);
+  });
 });
 
 describe("the public cache", () => {

@@ -15,6 +15,9 @@ import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
 import { clock } from "../src/core/clock";
 import worker from "../src/index";
 import { backoffSeconds, DEAD_LETTER_QUEUE, DISABLE_AFTER_MS } from "../src/webhooks/deliver";
+import { base64urlEncode } from "../src/core/crypto";
+import { sealedPrefix, sealingKeys } from "../src/core/sealed";
+import { openSecret } from "../src/webhooks/sealed-secrets";
 import { isNonPublicAddress } from "../src/webhooks/targets";
 import {
   caller,
@@ -22,6 +25,7 @@ import {
   createList,
   createPinpoint,
   databaseHolding,
+  fetchWith,
   json,
   received,
   receiverUrl,
@@ -87,8 +91,11 @@ async function createWebhook(who: Caller, fields: Record<string, unknown> = {}) 
   return { ...hook, name };
 }
 
-/** One delivery pass for the webhook, as a queue message would run it; returns the message's outcome. */
-async function deliver(id: number, queue = QUEUE, attempts = 1) {
+/**
+ * One delivery pass for the webhook, as a queue message would run it (with `bindings` replaced, as a
+ * Worker configured so would run it); returns the message's outcome.
+ */
+async function deliver(id: number, queue = QUEUE, attempts = 1, bindings: Partial<Cloudflare.Env> = {}) {
   const row = await (
     await databaseHolding("webhooks", id)
   )
@@ -99,7 +106,7 @@ async function deliver(id: number, queue = QUEUE, attempts = 1) {
     { id: crypto.randomUUID(), timestamp: new Date(), attempts, body: { webhook: id, account: row!.account_id } },
   ]);
   const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
+  await worker.queue(batch, { ...env, ...bindings }, ctx);
   return getQueueResult(batch, ctx);
 }
 
@@ -258,15 +265,61 @@ describe("webhook targets (SSRF)", () => {
     "https://255.255.255.255/x",
     "https://[::1]/x",
     "https://[::]/x",
-    "https://[::ffff:127.0.0.1]/x",
-    "https://[::ffff:169.254.169.254]/x",
-    "https://[::ffff:10.0.0.1]/x",
-    "https://[64:ff9b::10.0.0.1]/x",
-    "https://[2002:c0a8:101::1]/x",
     "https://[fd00::1]/x",
     "https://[fc12:3456::1]/x",
     "https://[fe80::1]/x",
+    "https://[fec0::1]/x",
     "https://[ff02::1]/x",
+    "https://[100::1]/x",
+    "https://[5f00::1]/x",
+    "https://[2001:db8::1]/x",
+    "https://[3fff::1]/x",
+    // IPv4-mapped (RFC 4291 §2.5.5.2), in every spelling the URL parser takes.
+    "https://[::ffff:127.0.0.1]/x",
+    "https://[::ffff:7f00:1]/x",
+    "https://[::FFFF:7F00:0001]/x",
+    "https://[0:0:0:0:0:ffff:127.0.0.1]/x",
+    "https://[0000:0000:0000:0000:0000:ffff:7f00:0001]/x",
+    "https://[::ffff:169.254.169.254]/x",
+    "https://[::ffff:10.0.0.1]/x",
+    "https://[::ffff:192.168.1.1]/x",
+    "https://[::ffff:0.0.0.0]/x",
+    // IPv4-translated (RFC 2765 §2.1, RFC 6052's ::ffff:0:0:0/96).
+    "https://[::ffff:0:7f00:1]/x",
+    "https://[::ffff:0:127.0.0.1]/x",
+    "https://[0:0:0:0:ffff:0:a00:1]/x",
+    "https://[::ffff:0:a9fe:a9fe]/x",
+    // IPv4-compatible (deprecated, RFC 4291 §2.5.5.1): refused whatever it carries.
+    "https://[::127.0.0.1]/x",
+    "https://[::7f00:1]/x",
+    "https://[::5db8:d70e]/x",
+    // NAT64: the well-known prefix with a non-public address, and the local-use prefix (RFC 8215).
+    "https://[64:ff9b::10.0.0.1]/x",
+    "https://[64:ff9b::7f00:1]/x",
+    "https://[64:ff9b::a9fe:a9fe]/x",
+    "https://[64:ff9b:0:0:0:0:192.168.0.1]/x",
+    "https://[64:ff9b:1::a00:1]/x",
+    "https://[64:ff9b:1:5db8:d70e::]/x",
+    "https://[64:ff9b:0:1::5db8:d70e]/x",
+    // 6to4 (RFC 3056 §2).
+    "https://[2002:c0a8:101::1]/x",
+    "https://[2002:7f00:1::]/x",
+    "https://[2002:a00:1:1::1]/x",
+    "https://[2002:a9fe:a9fe::]/x",
+    "https://[2002:6440:1::1]/x",
+    // Teredo (RFC 4380 §4): the server's address as is, the client's with every bit inverted.
+    "https://[2001:0:7f00:1::]/x",
+    "https://[2001:0:a00:1:0:0:5db8:d70e]/x",
+    "https://[2001:0:5db8:d70e::80ff:fffe]/x",
+    "https://[2001:0:5db8:d70e:8000:f227:f5ff:fffe]/x",
+    "https://[2001:0:5db8:d70e:0:0:3f57:fefe]/x",
+    "https://[2001:0000:5db8:d70e:0000:0000:5601:56fe]/x",
+    // ISATAP interface identifiers (RFC 5214 §6.1), with the u and g bits either way.
+    "https://[2606:4700::5efe:a00:1]/x",
+    "https://[2606:4700::200:5efe:7f00:1]/x",
+    "https://[2606:4700:0:0:100:5efe:192.168.1.1]/x",
+    "https://[2606:4700::300:5efe:a9fe:a9fe]/x",
+    "https://[fe80::5efe:5db8:d70e]/x",
   ];
 
   it.each(refused)("refuses %s", async (url) => {
@@ -279,7 +332,19 @@ describe("webhook targets (SSRF)", () => {
   it("accepts public https hosts and addresses", async () => {
     // An account with no content, so nothing is ever delivered: the tests send nothing past this machine.
     const owner = await caller();
-    for (const url of ["https://hooks.example.com/x", "https://93.184.215.14:8443/x", "https://[2606:4700::1111]/x"]) {
+    const accepted = [
+      "https://hooks.example.com/x",
+      "https://93.184.215.14:8443/x",
+      "https://[2606:4700::1111]/x",
+      // IPv4 forms of a public address: mapped, translated, NAT64, 6to4, Teredo (server and client), ISATAP.
+      "https://[::ffff:93.184.215.14]/x",
+      "https://[::ffff:0:5db8:d70e]/x",
+      "https://[64:ff9b::93.184.215.14]/x",
+      "https://[2002:5db8:d70e::1]/x",
+      "https://[2001:0:5db8:d70e::fefe:fefe]/x",
+      "https://[2606:4700::200:5efe:5db8:d70e]/x",
+    ];
+    for (const url of accepted) {
       const response = await owner.send("POST", "/v3.0/webhooks", { url, events: ["*"] });
       expect(response.status, url).toBe(201);
       const { id } = await json<{ id: number }>(response);
@@ -305,11 +370,29 @@ describe("webhook targets (SSRF)", () => {
       "fe80::1",
       "fd00::",
       "64:ff9b::a00:1",
+      "::ffff:0:7f00:1",
+      "64:ff9b:1::5db8:d70e",
+      "2002:a00:1::",
+      "2001:0:7f00:1::",
+      "2001:0:5db8:d70e::80ff:fffe",
+      "2001:db8:1::5efe:a00:1",
+      "2a00:1450::5efe:c0a8:101",
+      "3fff:1::1",
       "not-an-ip",
     ]) {
       expect(isNonPublicAddress(address), address).toBe(true);
     }
-    for (const address of ["93.184.215.14", "1.1.1.1", "2606:4700::1111", "::ffff:5db8:d70e"]) {
+    for (const address of [
+      "93.184.215.14",
+      "1.1.1.1",
+      "2606:4700::1111",
+      "::ffff:5db8:d70e",
+      "::ffff:0:5db8:d70e",
+      "64:ff9b::5db8:d70e",
+      "2002:5db8:d70e::",
+      "2001:0:5db8:d70e::fefe:fefe",
+      "2a00:1450::5efe:5db8:d70e",
+    ]) {
       expect(isNonPublicAddress(address), address).toBe(false);
     }
   });
@@ -733,5 +816,162 @@ describe("every acknowledged write, through the outbox", () => {
     expect(await outboxRows(owner.accountId)).toBe(0);
     await createPinpoint(owner);
     expect(await outboxRows(owner.accountId)).toBe(0);
+  });
+});
+
+describe("signing secrets at rest", () => {
+  /** The run of the cron that seals secrets, as a Worker with `bindings` replaced runs it. */
+  const runJob = (bindings: Partial<Cloudflare.Env> = {}) =>
+    worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), {
+      ...env,
+      ...bindings,
+    });
+
+  type Stored = { id: number; account_id: number; secret: string; previous_secret: string | null };
+  const storedSecrets = async (accountId: number) =>
+    (
+      await (
+        await contentDb(accountId)
+      )
+        .prepare("SELECT id, account_id, secret, previous_secret FROM webhooks WHERE account_id = ? ORDER BY id")
+        .bind(accountId)
+        .all<Stored>()
+    ).results;
+
+  it("stores a secret sealed under the signing key, never as it is, and opens it to sign", async () => {
+    const owner = await caller();
+    const hook = await createWebhook(owner);
+    const rotated = await json<{ secret: string }>(await owner.send("POST", `/v3.0/webhooks/${hook.id}/rotate`));
+    const [row] = await storedSecrets(owner.accountId);
+    const prefix = sealedPrefix((await sealingKeys(env)).current);
+    for (const value of [row!.secret, row!.previous_secret!]) {
+      expect(value.startsWith(prefix), value).toBe(true);
+      for (const secret of [hook.secret, rotated.secret]) {
+        expect(value).not.toContain(secret.slice("whsec_".length, 20));
+      }
+    }
+    const keys = await sealingKeys(env);
+    expect(await openSecret(keys, owner.accountId, row!.secret)).toBe(rotated.secret);
+    expect(await openSecret(keys, owner.accountId, row!.previous_secret!)).toBe(hook.secret);
+    // Sealed for its account: copied to another account's webhook, it opens to nothing.
+    expect(await openSecret(keys, owner.accountId + 1, row!.secret)).toBeNull();
+    await createPinpoint(owner);
+    await deliver(hook.id);
+    expect(await verified(hook.name, rotated.secret)).toHaveLength(1);
+    expect(await verified(hook.name, hook.secret)).toHaveLength(1);
+  });
+
+  it("signs with secrets stored plain before sealing, and the cron seals every one of them, in batches", async () => {
+    const owner = await caller();
+    const db = await contentDb(owner.accountId);
+    // Webhooks written before secrets were sealed: three delivering ones (one rotated)...
+    const hooks = await Promise.all([createWebhook(owner), createWebhook(owner), createWebhook(owner)]);
+    const rotated = await json<{ secret: string }>(await owner.send("POST", `/v3.0/webhooks/${hooks[2]!.id}/rotate`));
+    const plain = new Map<number, [string, string | null]>(hooks.map((hook) => [hook.id, [hook.secret, null]]));
+    plain.set(hooks[2]!.id, [rotated.secret, hooks[2]!.secret]);
+    for (const [id, [secret, previous]] of plain) {
+      await db
+        .prepare("UPDATE webhooks SET secret = ?, previous_secret = ? WHERE id = ?")
+        .bind(secret, previous, id)
+        .run();
+    }
+    // ...and more than a batch of others, of an account with nothing to deliver.
+    const idle = await caller();
+    const idleDb = await contentDb(idle.accountId);
+    const many = Array.from({ length: 230 }, (_, i) => ({
+      secret: `whsec_${btoa(`legacy secret number ${String(i).padStart(11, "0")}`)}`,
+      previous: i % 3 === 0 ? `whsec_${btoa(`legacy previous secret ${String(i).padStart(10, "0")}`)}` : null,
+    }));
+    const { results: inserted } = await idleDb
+      .prepare(
+        `INSERT INTO webhooks (account_id, url, events, secret, previous_secret, previous_secret_expires_at, position, api_origin)
+          SELECT ?1, 'https://hooks.example.com/idle', '["*"]', value ->> 'secret', value ->> 'previous', ?2, 0, ?3
+          FROM json_each(?4) RETURNING id, secret, previous_secret`,
+      )
+      .bind(idle.accountId, Date.now() + 3600_000, LOCAL, JSON.stringify(many))
+      .all<{ id: number; secret: string; previous_secret: string | null }>();
+    expect(inserted).toHaveLength(many.length);
+    for (const row of inserted) plain.set(row.id, [row.secret, row.previous_secret]);
+
+    // Plain, they sign as they are.
+    await createPinpoint(owner);
+    for (const hook of hooks) await deliver(hook.id);
+    for (const hook of hooks) expect(await verified(hook.name, plain.get(hook.id)![0])).toHaveLength(1);
+
+    await runJob();
+    const keys = await sealingKeys(env);
+    const prefix = sealedPrefix(keys.current);
+    const rows = [...(await storedSecrets(owner.accountId)), ...(await storedSecrets(idle.accountId))];
+    expect(rows.map((row) => row.id).sort((x, y) => x - y)).toEqual([...plain.keys()].sort((x, y) => x - y));
+    for (const row of rows) {
+      const [secret, previous] = plain.get(row.id)!;
+      expect(row.secret.startsWith(prefix), row.secret).toBe(true);
+      expect(await openSecret(keys, row.account_id, row.secret)).toBe(secret);
+      if (previous === null) expect(row.previous_secret).toBeNull();
+      else {
+        expect(row.previous_secret!.startsWith(prefix)).toBe(true);
+        expect(await openSecret(keys, row.account_id, row.previous_secret!)).toBe(previous);
+      }
+    }
+
+    // Sealed, they still sign what the receiver verifies: the rotated one with both secrets.
+    const place = await createPinpoint(owner);
+    for (const hook of hooks) await deliver(hook.id);
+    for (const hook of hooks) {
+      const payloads = await verified(hook.name, plain.get(hook.id)![0]);
+      expect(payloads.map((p) => p.data.id)).toContain(place.id);
+    }
+    expect((await verified(hooks[2]!.name, hooks[2]!.secret)).map((p) => p.data.id)).toContain(place.id);
+    // A second run finds nothing left to seal.
+    const before = await storedSecrets(idle.accountId);
+    await runJob();
+    expect(await storedSecrets(idle.accountId)).toEqual(before);
+  });
+
+  it("through a signing key rotation: the cron seals secrets again under the new key before the old one goes", async () => {
+    // The webhook's secret is sealed under an older key; the tests' own key is the new one, which the
+    // queue's consumer runs with: without the older one it cannot read the secret.
+    const current = env.TOKEN_SIGNING_KEY!;
+    const older = base64urlEncode(crypto.getRandomValues(new Uint8Array(48)));
+    const before = { TOKEN_SIGNING_KEY: older, TOKEN_SIGNING_KEY_PREVIOUS: current };
+    const during = { TOKEN_SIGNING_KEY: current, TOKEN_SIGNING_KEY_PREVIOUS: older };
+    const owner = await caller();
+    const name = crypto.randomUUID();
+    const response = await fetchWith(before, `${LOCAL}/v3.0/webhooks`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${owner.token}`, "Content-Type": "application/json" },
+      body: JSON.stringify({ url: receiverUrl(name), events: ["*"] }),
+    });
+    expect(response.status).toBe(201);
+    const hook = await json<{ id: number; secret: string }>(response);
+    const olderPrefix = sealedPrefix((await sealingKeys({ ...env, ...before })).current);
+    expect((await storedSecrets(owner.accountId))[0]!.secret.startsWith(olderPrefix)).toBe(true);
+
+    // Once the older key is gone (the queue's consumer), a delivery fails and says why; nothing is sent.
+    const first = await createPinpoint(owner);
+    const failed = await until(
+      async () =>
+        json<{ results: { error: string | null }[] }>(await owner.get(`/v3.0/webhooks/${hook.id}/deliveries`)),
+      (page) => page.results.length > 0,
+    );
+    expect(failed.results[0]!.error).toMatch(/signing secret cannot be read.*rotate/i);
+    expect(await received(name)).toEqual([]);
+
+    // While it is the previous key, the secret opens and signs.
+    advance(backoffSeconds(1) * 1000 + 1000);
+    await deliver(hook.id, QUEUE, 1, during);
+    expect((await verified(name, hook.secret)).map((p) => p.data.id)).toEqual([first.id]);
+
+    // The cron, run while both keys are set, seals it again under the new key; then the new key alone
+    // reads it, as the queue's consumer shows.
+    await runJob(during);
+    const currentPrefix = sealedPrefix((await sealingKeys(env)).current);
+    expect((await storedSecrets(owner.accountId))[0]!.secret.startsWith(currentPrefix)).toBe(true);
+    const second = await createPinpoint(owner);
+    const payloads = await until(
+      () => verified(name, hook.secret),
+      (list) => list.some((p) => p.data.id === second.id),
+    );
+    expect(payloads.map((p) => p.data.id)).toEqual([first.id, second.id]);
   });
 });

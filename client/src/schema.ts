@@ -1299,6 +1299,7 @@ export interface components {
         | "urn:poi-api:problem:conflict"
         | "urn:poi-api:problem:idempotency_key_in_use"
         | "urn:poi-api:problem:cursor_expired"
+        | "urn:poi-api:problem:idempotency_answer_unreadable"
         | "urn:poi-api:problem:precondition_failed"
         | "urn:poi-api:problem:payload_too_large"
         | "urn:poi-api:problem:unsupported_media_type"
@@ -1450,7 +1451,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description The change feed cursor is older than the retention window (`urn:poi-api:problem:cursor_expired`) */
+    /** @description The change feed cursor is older than the retention window (`urn:poi-api:problem:cursor_expired`); The answer kept for this idempotency key cannot be read (`urn:poi-api:problem:idempotency_answer_unreadable`) */
     Problem410: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -1843,6 +1844,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over `MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2066,6 +2068,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 604 KiB (618,496 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2254,6 +2257,7 @@ export interface operations {
       403: components["responses"]["Problem403"];
       404: components["responses"]["Problem404"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2415,6 +2419,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over `MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -2660,6 +2665,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over `MAX_BODY_BYTES`, 15 MiB (15,728,640 bytes) by default; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -3255,6 +3261,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -3405,6 +3412,7 @@ export interface operations {
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
@@ -3547,6 +3555,7 @@ export interface operations {
       403: components["responses"]["Problem403"];
       404: components["responses"]["Problem404"];
       409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
       422: components["responses"]["Problem422"];
       429: components["responses"]["Problem429"];
     };

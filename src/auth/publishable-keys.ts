@@ -13,6 +13,11 @@
  * outlives a write (those changes version every cached answer:
  * src/http/middleware/public-cache.ts). An entry is read again in the background once
  * it is REFRESH_MS old, so requests rarely wait for it.
+ *
+ * A request that has to read a key counts against the viewer's address
+ * first, and so does one whose key was found unknown by another's read: an
+ * address guessing keys is refused before it costs a read
+ * (src/http/middleware/rate-limit.ts `limitKeyLookup`).
  */
 import { sql } from "drizzle-orm";
 import type { Context } from "hono";
@@ -23,7 +28,7 @@ import { originAllowed } from "../core/publishable-keys";
 import { hashSecret } from "../core/secrets";
 import { currentBookmark, useAccount } from "../db/client";
 import { rawRows } from "../db/search/raw-rows";
-import { limitUnknownKey } from "../http/middleware/rate-limit";
+import { limitKeyLookup } from "../http/middleware/rate-limit";
 
 /** How long an isolate trusts what it read of a key, and when it starts reading it again. */
 export const FRESH_MS = 1000;
@@ -102,13 +107,23 @@ async function refreshEntry(d1: D1Database, key: string): Promise<void> {
 }
 
 /**
- * The key as stored, read at most FRESH_MS ago. Past REFRESH_MS, this request
- * still uses the entry and `waitUntil` carries a new read that replaces it.
+ * The key as stored, read at most FRESH_MS ago; `beforeRead` runs before this
+ * request reads it (and may refuse the read by throwing). Past REFRESH_MS,
+ * this request still uses the entry and `waitUntil` carries a new read that
+ * replaces it.
  */
-function lookUp(d1: D1Database, key: string, waitUntil: (promise: Promise<unknown>) => void): Promise<Entry> {
+async function lookUp(
+  d1: D1Database,
+  key: string,
+  waitUntil: (promise: Promise<unknown>) => void,
+  beforeRead: () => Promise<void>,
+): Promise<Entry> {
   const cached = cache.get(key);
   const age = cached ? clock.now() - cached.fetchedAt : Infinity;
-  if (!cached || age >= FRESH_MS) return fetchEntry(d1, key);
+  if (!cached || age >= FRESH_MS) {
+    await beforeRead();
+    return fetchEntry(d1, key);
+  }
   if (age >= REFRESH_MS && !cached.refreshing) {
     cached.refreshing = true;
     waitUntil(
@@ -125,24 +140,28 @@ export const KEY_SHAPE = /^pk_[A-Za-z0-9_-]{20,100}$/;
 
 export type ResolvedKey = KeyPrincipal & { origins: readonly string[] | null };
 
-/** The key's principal; 401 if the key is unknown, revoked or expired. */
-async function resolvePublishableKey(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
+/**
+ * The key of a request; 401 if it is unknown, revoked or expired. Counted
+ * against the viewer's address (429 over its limit) before this request
+ * reads the key, or when the key was found unknown without a read; a key
+ * that cannot be one (KEY_SHAPE) is refused without either.
+ */
+export async function authenticateKey(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
+  const unknown = "The publishable key is unknown or was revoked.";
+  if (!KEY_SHAPE.test(key)) throw invalidKey(unknown);
   const waitUntil = (promise: Promise<unknown>) => c.executionCtx.waitUntil(promise);
-  const entry = KEY_SHAPE.test(key) ? await lookUp(c.env.DB, key, waitUntil) : null;
-  const found = entry?.key;
-  if (!entry || !found) throw invalidKey("The publishable key is unknown or was revoked.");
+  let counted = false;
+  const entry = await lookUp(c.env.DB, key, waitUntil, () => {
+    counted = true;
+    return limitKeyLookup(c);
+  });
+  const found = entry.key;
+  if (!found) {
+    if (!counted) await limitKeyLookup(c);
+    throw invalidKey(unknown);
+  }
   if (found.expiresAt !== null && found.expiresAt <= clock.now()) throw invalidKey("The publishable key has expired.");
   return { ...found, head: entry.head, categoriesHead: entry.categoriesHead, bookmark: entry.bookmark };
-}
-
-/** The key of a request; a key that is none counts against the address (guessing is limited as use is), then 401. */
-export async function authenticateKey(c: Context<AppEnv>, key: string): Promise<ResolvedKey> {
-  try {
-    return await resolvePublishableKey(c, key);
-  } catch (error) {
-    await limitUnknownKey(c);
-    throw error;
-  }
 }
 
 function invalidKey(detail: string): ApiError {

@@ -21,6 +21,7 @@ export const problemCodes = {
   conflict: { status: 409, title: "Conflict" },
   idempotency_key_in_use: { status: 409, title: "A request with this idempotency key is still being processed" },
   cursor_expired: { status: 410, title: "The change feed cursor is older than the retention window" },
+  idempotency_answer_unreadable: { status: 410, title: "The answer kept for this idempotency key cannot be read" },
   precondition_failed: { status: 412, title: "Precondition failed" },
   payload_too_large: { status: 413, title: "Payload too large" },
   unsupported_media_type: { status: 415, title: "Unsupported media type" },

@@ -302,8 +302,8 @@ export const publishableKeyLists = sqliteTable(
 /**
  * Webhooks: where an account's changes are POSTed, signed (Standard Webhooks)
  * with `secret`, and with `previous_secret` too until `previous_secret_expires_at`
- * after a rotation. The secrets are stored as they are, since signing needs
- * them (anyone who reads the database can sign). `position` is the last
+ * after a rotation. Signing needs the secrets back, so they are stored
+ * sealed (src/webhooks/sealed-secrets.ts), not hashed. `position` is the last
  * change-log `seq` delivered or skipped: delivery is driven from the log
  * (src/webhooks/deliver.ts), so a lost queue message loses nothing.
  * `lease_until` lets one consumer at a time deliver a webhook, which keeps its
@@ -471,7 +471,10 @@ export const changes = sqliteTable(
 /**
  * Idempotency keys (the IETF Idempotency-Key draft, Stripe's semantics): per
  * account, the fingerprint of the first request and, once it finished, its
- * response. `status` null means the first request is still running.
+ * response, the body sealed (src/core/sealed.ts). `status` null means the
+ * first request is still running. `idempotency_keys_plain_idx` holds the rows
+ * whose body was stored before bodies were sealed, for the scheduled job that
+ * seals them (src/db/idempotency.ts); none are added since.
  */
 export const idempotencyKeys = sqliteTable(
   "idempotency_keys",
@@ -487,7 +490,13 @@ export const idempotencyKeys = sqliteTable(
     created_at: integer().notNull(),
     expires_at: integer().notNull(),
   },
-  (t) => [primaryKey({ columns: [t.account_id, t.key] }), index("idempotency_keys_expiry_idx").on(t.expires_at)],
+  (t) => [
+    primaryKey({ columns: [t.account_id, t.key] }),
+    index("idempotency_keys_expiry_idx").on(t.expires_at),
+    index("idempotency_keys_plain_idx")
+      .on(t.account_id, t.key)
+      .where(sql`substr(${t.body}, 1, 10) <> 'sealed:v1:'`),
+  ],
 );
 export type Pinpoint = typeof pinpoints.$inferSelect;
 export type List = typeof lists.$inferSelect;

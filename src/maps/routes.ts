@@ -16,6 +16,7 @@ import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
 import { assertListPublished } from "../db/published";
 import { ID, pathId } from "../http/path";
+import { limitKeyViewer, publicRatePolicy } from "../http/middleware/rate-limit";
 import { hidden } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { mapPage, mapPolicy, REFUSAL_POLICY, refusalMessage, refusalPage } from "./page";
@@ -30,7 +31,8 @@ const mapQuery = z.object({
 
 /**
  * The key, if it may show the list here: 401 for an unknown, revoked or
- * expired key (counted against the address, as the API counts them); 403 when
+ * expired key; 429 over the public limit, counted as the API counts keys (per
+ * key and viewer, and per viewer before a key is looked up); 403 when
  * the page is asked for from an origin the key does not allow, by its
  * `Referer` (a framing site's origin, or the site linking to it); 404 for a
  * list the key does not publish. The browser then enforces the key's origins
@@ -38,6 +40,7 @@ const mapQuery = z.object({
  */
 async function publishingKey(c: Context<AppEnv>, listId: number, keyText: string): Promise<ResolvedKey> {
   const key = await authenticateKey(c, keyText);
+  await limitKeyViewer(c, key.keyId);
   assertOriginAllowed(key, c.req.raw);
   await assertListPublished(c.env.DB, key, listId);
   return key;
@@ -87,4 +90,4 @@ const refusalsAsPages = createMiddleware<AppEnv>(async function refusalsAsPages(
 
 export const mapRoutes = new Hono<AppEnv>()
   .use(refusalsAsPages)
-  .get(`/${ID}`, hidden(validate("query", mapQuery)), hidden(mapPageResponse));
+  .get(`/${ID}`, hidden(publicRatePolicy()), hidden(validate("query", mapQuery)), hidden(mapPageResponse));

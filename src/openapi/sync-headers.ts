@@ -7,7 +7,8 @@
  *   answers carry the `ETag`, and so does
  *   the 201 of the POST that creates such a resource (the collection above it);
  * - every authenticated POST takes `Idempotency-Key` (auth/resource-app.ts),
- *   may answer 409 and 422, and marks a replay with `Idempotent-Replayed`;
+ *   may answer 409, 410 (a kept answer that cannot be read) and 422, and
+ *   marks a replay with `Idempotent-Replayed`;
  * - every authenticated operation takes `X-D1-Bookmark`, refuses one that is
  *   none with a 400 after the credential check (http/middleware/d1-session.ts),
  *   and answers an access token with its session's (problem answers too: the
@@ -113,6 +114,7 @@ export function addSyncHeaders(paths: Record<string, Record<string, Operation>>)
       if (method === "post" && secured) {
         addParameter(operation, "IdempotencyKey");
         responses["409"] ??= ref("responses", "Problem409");
+        responses["410"] ??= ref("responses", "Problem410");
         responses["422"] ??= ref("responses", "Problem422");
         addHeader(responses, successes(responses), "Idempotent-Replayed", "IdempotentReplayed");
       }

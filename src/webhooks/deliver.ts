@@ -25,6 +25,7 @@
  */
 import { clock } from "../core/clock";
 import { configFor } from "../core/config";
+import { sealingKeys, type SealingKeys } from "../core/sealed";
 import type { ChangeType, ObjectRows } from "../changes/store";
 import { asAccount } from "../db/client";
 import { rowMapper } from "../db/search/raw-rows";
@@ -32,6 +33,7 @@ import { webhooks, type Webhook, type WebhookOutboxRow } from "../db/schema";
 import { mediaUrlsOn, type MediaUrl } from "../media/url";
 import { subscribes, type EventType } from "./events";
 import { hasOutboxAfter, outboxObject, prunePassedOutbox, pruneExpiredOutbox, readOutbox } from "./outbox";
+import { openSecret } from "./sealed-secrets";
 import { signedHeaders } from "./signing";
 import { isLoopbackOrigin, resolvedTargetProblem, targetProblem } from "./targets";
 
@@ -121,14 +123,39 @@ async function excerpt(response: Response, limit: number): Promise<string | null
   return text.slice(0, limit);
 }
 
-/** The secrets a delivery is signed with now: the current one, and the previous one for its day. */
-function secretsOf(hook: Webhook, now: number): string[] {
-  const previousValid = hook.previous_secret && (hook.previous_secret_expires_at?.getTime() ?? 0) > now;
-  return previousValid ? [hook.secret, hook.previous_secret!] : [hook.secret];
+/** A webhook's secrets as opened (sealed-secrets.ts): null where one cannot be read. */
+type Secrets = { secret: string | null; previous: string | null };
+
+const unreadableSecret = (hook: Webhook) =>
+  "The webhook's signing secret cannot be read: it was sealed under a TOKEN_SIGNING_KEY this service no " +
+  `longer has. Rotate it (POST /v3.0/webhooks/${hook.id}/rotate) and give the receiver the new one.`;
+
+async function openSecrets(keys: SealingKeys, hook: Webhook): Promise<Secrets> {
+  const [secret, previous] = await Promise.all([
+    openSecret(keys, hook.account_id, hook.secret),
+    hook.previous_secret === null ? null : openSecret(keys, hook.account_id, hook.previous_secret),
+  ]);
+  return { secret, previous };
+}
+
+/**
+ * The secrets a delivery is signed with now: the current one, and the previous one for its day (left
+ * out if it cannot be read); null if the current one cannot be read.
+ */
+function secretsOf(hook: Webhook, secrets: Secrets, now: number): string[] | null {
+  if (secrets.secret === null) return null;
+  const previousValid = secrets.previous !== null && (hook.previous_secret_expires_at?.getTime() ?? 0) > now;
+  return previousValid ? [secrets.secret, secrets.previous!] : [secrets.secret];
 }
 
 /** POSTs one event, checking its target first; never throws. */
-async function attempt(env: Cloudflare.Env, hook: Webhook, id: string, body: string): Promise<Attempt> {
+async function attempt(
+  env: Cloudflare.Env,
+  hook: Webhook,
+  secrets: Secrets,
+  id: string,
+  body: string,
+): Promise<Attempt> {
   const started = clock.now();
   const failed = (error: string): Attempt => ({
     succeeded: false,
@@ -140,10 +167,12 @@ async function attempt(env: Cloudflare.Env, hook: Webhook, id: string, body: str
   const allowLoopback = configFor(env).webhooksAllowLoopback && isLoopbackOrigin(hook.api_origin);
   const refused = targetProblem(hook.url, allowLoopback);
   if (refused) return failed(`The URL ${refused}`);
+  const signing = secretsOf(hook, secrets, started);
+  if (!signing) return failed(unreadableSecret(hook));
   try {
     const resolved = await resolvedTargetProblem(new URL(hook.url).hostname);
     if (resolved) return failed(resolved);
-    const headers = await signedHeaders(secretsOf(hook, started), id, Math.floor(started / 1000), body);
+    const headers = await signedHeaders(signing, id, Math.floor(started / 1000), body);
     const response = await fetch(hook.url, {
       method: "POST",
       headers: { ...headers, "Content-Type": "application/json", "User-Agent": "poi-content-api-webhooks" },
@@ -192,6 +221,7 @@ export async function deliverWebhook(
   // Deleted, disabled, another consumer's, or waiting for its retry: that one carries on.
   if (!leased) return { retryInSeconds: null };
   const hook = toWebhook(leased);
+  const secrets = await openSecrets(await sealingKeys(env), hook);
   const config = configFor(env);
   const toJson = objectsJson(mediaUrlsOn(config.publicOrigin ?? hook.api_origin, config.mediaPublicBaseUrl));
   let position = hook.position;
@@ -210,7 +240,7 @@ export async function deliverWebhook(
         if (subscribes(hook.events, entry.event as EventType)) {
           const row = entry.object ? outboxObject[entry.type](entry.object) : null;
           const object = row ? (toJson[entry.type] as (row: unknown) => unknown)(row) : null;
-          const result = await attempt(env, hook, messageIdOf(hook, entry), payload(entry, object));
+          const result = await attempt(env, hook, secrets, messageIdOf(hook, entry), payload(entry, object));
           if (!result.succeeded) {
             failure = { entry, result };
             break pass;

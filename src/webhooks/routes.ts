@@ -8,6 +8,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import { resourceApp } from "../auth/resource-app";
 import type { AppEnv } from "../core/env";
 import { fieldError } from "../core/problem";
+import { sealingKeys } from "../core/sealed";
 import { ID, pathId } from "../http/path";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { created } from "../http/responses";
@@ -131,7 +132,7 @@ export const webhookRoutes = resourceApp()
       assertTarget(c, body.url);
       const origin = new URL(c.req.url).origin;
       const { accountId } = c.var.principal;
-      const { row, secret } = await createWebhook(c.env.DB, accountId, body, origin);
+      const { row, secret } = await createWebhook(c.env.DB, await sealingKeys(c.env), accountId, body, origin);
       await afterResponse(c, webhookChanged(c.env, accountId, row.disabled_at === null ? row.id : null));
       c.header("Cache-Control", "no-store");
       return created(c, `/v3.0/webhooks/${row.id}`, { ...webhookToJson(row), secret });
@@ -167,7 +168,13 @@ export const webhookRoutes = resourceApp()
   .post(
     `/${ID}/rotate`,
     ...operations.rotate(async (c) => {
-      const { secret, previousExpiresAt } = await rotateSecret(c.env.DB, c.var.principal.accountId, pathId(c, WHAT));
+      const keys = await sealingKeys(c.env);
+      const { secret, previousExpiresAt } = await rotateSecret(
+        c.env.DB,
+        keys,
+        c.var.principal.accountId,
+        pathId(c, WHAT),
+      );
       c.header("Cache-Control", "no-store");
       return c.json({ secret, previous_secret_expires_at: previousExpiresAt.toISOString() });
     }),

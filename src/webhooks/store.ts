@@ -1,6 +1,7 @@
 /**
  * Webhooks in D1: create, get, page, replace, delete and rotate, each scoped
- * to the caller's account, and a webhook's recent deliveries. A new webhook
+ * to the caller's account, and a webhook's recent deliveries. Secrets are
+ * stored sealed (sealed-secrets.ts). A new webhook
  * starts at its account's newest outbox row, read in the same statement that
  * inserts it, so it is sent every write committed after it exists (from that
  * statement on, the outbox triggers see it: migrations/0015_webhook_outbox.sql).
@@ -8,12 +9,14 @@
 import { and, eq, sql } from "drizzle-orm";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { clock } from "../core/clock";
+import type { SealingKeys } from "../core/sealed";
 import { database } from "../db/client";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
 import { webhookDeliveries, webhooks, type Webhook, type WebhookDelivery } from "../db/schema";
 import type { WebhookCreate, WebhookUpdate } from "./schemas";
 import { prunePassedOutbox } from "./outbox";
+import { sealSecret } from "./sealed-secrets";
 import { generateWebhookSecret } from "./signing";
 
 const WHAT = "webhook";
@@ -29,9 +32,10 @@ function enabledColumns(enabled: boolean, now: number) {
     : { disabled_at: new Date(now), disabled_reason: DISABLED_BY_OWNER };
 }
 
-/** Creates a webhook; returns it with its secret, shown only now. */
+/** Creates a webhook; returns it with its secret, shown only now (and stored sealed). */
 export async function createWebhook(
   d1: D1Database,
+  keys: SealingKeys,
   accountId: number,
   values: WebhookCreate,
   apiOrigin: string,
@@ -44,7 +48,7 @@ export async function createWebhook(
       url: values.url,
       description: values.description,
       events: values.events,
-      secret,
+      secret: await sealSecret(keys, accountId, secret),
       position: sql`(SELECT coalesce(max(id), 0) FROM webhook_outbox WHERE account_id = ${accountId})`,
       api_origin: apiOrigin,
       ...(values.enabled ? {} : enabledColumns(false, clock.now())),
@@ -115,18 +119,19 @@ export async function deleteWebhook(d1: D1Database, accountId: number, id: numbe
 }
 
 /**
- * A new signing secret; the current one keeps signing too for a day (one
+ * A new signing secret (stored sealed); the current one keeps signing too for a day (one
  * previous secret: rotating again within the day drops the older one).
  */
 export async function rotateSecret(
   d1: D1Database,
+  keys: SealingKeys,
   accountId: number,
   id: number,
 ): Promise<{ secret: string; previousExpiresAt: Date }> {
   const secret = generateWebhookSecret();
   const previousExpiresAt = new Date(clock.now() + PREVIOUS_SECRET_MS);
   await updateOwned(d1, accountId, id, {
-    secret,
+    secret: await sealSecret(keys, accountId, secret),
     previous_secret: sql`${webhooks.secret}`,
     previous_secret_expires_at: previousExpiresAt,
   });

@@ -2,7 +2,9 @@
  * Where a webhook may deliver (SSRF): `https` only, never an address of a
  * private, loopback, link-local or otherwise non-public range, written as an
  * IP literal in any of its forms (the URL parser turns `2130706433`,
- * `0x7f.1` and `[::ffff:127.0.0.1]` into canonical literals first) or behind
+ * `0x7f.1` and `[::ffff:127.0.0.1]` into canonical literals first), an IPv6
+ * address that stands for or tunnels to such an IPv4 address included
+ * (mapped, translated, NAT64, 6to4, Teredo, ISATAP: isNonPublicV6), or behind
  * a host name that resolves to one (checked at every delivery over DNS over
  * HTTPS, since Workers have no DNS API). Names for the local machine or a
  * private network (`localhost`, `*.internal`, one label) are refused by name.
@@ -68,25 +70,54 @@ function ipv6Groups(text: string): number[] | null {
   return groups.every((g) => Number.isInteger(g)) ? groups : null;
 }
 
-/** Whether an IPv6 address is outside the public unicast space, embedded IPv4 addresses checked as IPv4. */
+/** The IPv4 address in two 16-bit groups. */
+const v4 = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255];
+
+/**
+ * The IPv4 address an IPv6 address stands for: IPv4-mapped `::ffff:0:0/96`
+ * (RFC 4291 §2.5.5.2), IPv4-translated `::ffff:0:0:0/96` (RFC 2765 §2.1),
+ * NAT64's well-known prefix `64:ff9b::/96` (RFC 6052 §2.1); null for any
+ * other address.
+ */
+function standsForV4(g: number[]): number[] | null {
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  const mapped = zeros(0, 5) && g[5] === 0xffff;
+  const translated = zeros(0, 4) && g[4] === 0xffff && g[5] === 0;
+  const nat64 = g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6);
+  return mapped || translated || nat64 ? v4(g[6]!, g[7]!) : null;
+}
+
+/**
+ * The IPv4 addresses a global unicast address carries, whose networks its
+ * packets are tunnelled to: 6to4 `2002::/16` (RFC 3056 §2), Teredo
+ * `2001::/32` (RFC 4380 §4: the server's address, and the client's with every
+ * bit inverted) and an ISATAP interface identifier, `…:0:5efe:a.b.c.d` or
+ * `…:200:5efe:a.b.c.d` with the u and g bits either way (RFC 5214 §6.1).
+ */
+function tunnelledV4(g: number[]): number[][] {
+  const found: number[][] = [];
+  if (g[0] === 0x2002) found.push(v4(g[1]!, g[2]!));
+  if (g[0] === 0x2001 && g[1] === 0) found.push(v4(g[2]!, g[3]!), v4(g[6]! ^ 0xffff, g[7]! ^ 0xffff));
+  if ((g[4]! & 0xfcff) === 0 && g[5] === 0x5efe) found.push(v4(g[6]!, g[7]!));
+  return found;
+}
+
+/**
+ * Whether an IPv6 address is outside the public unicast space. An address
+ * that stands for an IPv4 address is as public as that one. Any other outside
+ * global unicast `2000::/3` (RFC 4291 §2.4) is not: loopback, unspecified,
+ * IPv4-compatible (deprecated), unique local, link-local, multicast,
+ * discard-only, NAT64's local-use `64:ff9b:1::/48` (RFC 8215)... Inside it,
+ * the documentation ranges (`2001:db8::/32`, `3fff::/20`) are not, nor an
+ * address that tunnels to a non-public IPv4 address.
+ */
 function isNonPublicV6(g: number[]): boolean {
-  const v4 = (hi: number, lo: number) => [hi >> 8, hi & 255, lo >> 8, lo & 255];
-  const zeros = (n: number) => g.slice(0, n).every((x) => x === 0);
-  if (zeros(8)) return true; // unspecified
-  if (zeros(7) && g[7] === 1) return true; // loopback
-  if (zeros(5) && g[5] === 0xffff) return isNonPublicV4(v4(g[6]!, g[7]!)); // IPv4-mapped
-  if (zeros(6)) return true; // IPv4-compatible (deprecated)
-  if (g[0] === 0x64 && g[1] === 0xff9b) return isNonPublicV4(v4(g[6]!, g[7]!)); // NAT64
-  if (g[0] === 0x2002) return isNonPublicV4(v4(g[1]!, g[2]!)); // 6to4
+  const standIn = standsForV4(g);
+  if (standIn) return isNonPublicV4(standIn);
   const first = g[0]!;
-  return (
-    (first & 0xfe00) === 0xfc00 || // unique local
-    (first & 0xffc0) === 0xfe80 || // link-local
-    (first & 0xffc0) === 0xfec0 || // site-local (deprecated)
-    (first & 0xff00) === 0xff00 || // multicast
-    (first === 0x2001 && g[1] === 0x0db8) || // documentation
-    first === 0x0100 // discard-only
-  );
+  if ((first & 0xe000) !== 0x2000) return true;
+  if ((first === 0x2001 && g[1] === 0x0db8) || (first & 0xfff0) === 0x3ff0) return true;
+  return tunnelledV4(g).some(isNonPublicV4);
 }
 
 /** Whether an address (IPv4 dotted, or IPv6 with or without brackets) is not a public unicast one. */

@@ -1,7 +1,10 @@
 /**
  * Rate limits (OWASP API4): every authenticated request counts against its
- * client id, every request with a publishable key against that key with the
- * viewer's address (so viewers of one public map never limit each other).
+ * client id, every request with a publishable key (the API's and the map
+ * page's) against that key with the viewer's address (so viewers of one
+ * public map never limit each other), and every key the service has to look
+ * up in D1 against the viewer's address, before it is looked up (so guessing
+ * keys costs a guesser its allowance, not the database a read per guess).
  * On the token endpoint, every attempt counts against its source
  * address before the secret is checked (what slows guessing), and every token
  * issued against its client id (what caps one client's issuing). Client ids
@@ -91,19 +94,28 @@ async function enforce(c: Context<AppEnv>, checks: readonly (readonly [Policy, s
 export const clientRatePolicy = () =>
   advertise((c) => ((c.get("principal") as Principal | undefined)?.kind === "key" ? [PUBLIC] : [CLIENT]));
 
+/** On the map page (src/maps/), which takes a publishable key only: every response states the public policy. */
+export const publicRatePolicy = () => advertise(() => [PUBLIC]);
+
+/** Counts a request with a publishable key against the key and the viewer's address. */
+export const limitKeyViewer = (c: Context<AppEnv>, keyId: number) =>
+  enforce(c, [[PUBLIC, `${keyId} ${viewerAddress(c)}`]]);
+
 /** After the credential check: counts the request against its client id, or its key and the viewer's address. */
 export const clientRateLimit = () =>
   createMiddleware<AppEnv>(async function clientRateLimit(c, next) {
     const principal = c.var.principal;
-    await enforce(
-      c,
-      principal.kind === "key" ? [[PUBLIC, `${principal.keyId} ${viewerAddress(c)}`]] : [[CLIENT, principal.clientId]],
-    );
+    if (principal.kind === "key") await limitKeyViewer(c, principal.keyId);
+    else await enforce(c, [[CLIENT, principal.clientId]]);
     await next();
   });
 
-/** Counts a request with a key that is not one against its address, so guessing keys is limited as using one is. */
-export const limitUnknownKey = (c: Context<AppEnv>) => enforce(c, [[PUBLIC, `unknown ${viewerAddress(c)}`]]);
+/**
+ * Before a publishable key is read from D1 (src/auth/publishable-keys.ts), and for a key found unknown
+ * without a read: counts against the viewer's address, so an address guessing keys is refused before
+ * its guesses cost a read.
+ */
+export const limitKeyLookup = (c: Context<AppEnv>) => enforce(c, [[PUBLIC, `lookup ${viewerAddress(c)}`]]);
 
 /** On the token endpoint: every response states both token policies. */
 export const tokenRatePolicy = () => advertise(() => [TOKEN_ADDRESS, TOKEN]);
