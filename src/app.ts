@@ -15,13 +15,13 @@
  *     cors.ts                CORS on the configured origins
  *     signing-key-check.ts   one 503 while TOKEN_SIGNING_KEY is unusable
  *     allowed-methods.ts     405 with `Allow` for a method the path does not take
- *     d1-session.ts          `d1Session`: the request's D1 session and its bookmark
+ *     d1-session.ts          `d1Session`: the request's D1 session and its sealed bookmark
  *     query-parameters.ts    400 for an unknown query parameter under /v3.0/
  *     webhooks/routes.ts     `nudgeWebhooks`: after a write, the account's webhooks are told
  *   in each resource's sub-app (auth/resource-app.ts):
  *     rate-limit.ts          `clientRatePolicy`: the RateLimit-Policy header
  *     auth/bearer.ts         `requireToken`: the access token or publishable key
- *     d1-session.ts          `checkBookmark`: 400 for a malformed `X-D1-Bookmark`
+ *     d1-session.ts          `checkBookmark`: 400 for an `X-D1-Bookmark` this service did not issue
  *     rate-limit.ts          `clientRateLimit`: the caller's limit, 429 over it
  *     public-cache.ts        answers to publishable keys from the Cache API
  *     http/body.ts           `jsonBody`: JSON only, within the route's byte limit
