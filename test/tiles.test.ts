@@ -389,6 +389,19 @@ describe("filters", () => {
     );
   });
 
+  it("an unknown parameter is a 400 naming it, on the tiles and the TileJSON (docs/vector-tiles.md)", async () => {
+    for (const path of ["/v3.0/tiles/0/0/0.mvt?lst=1", "/v3.0/tiles/3/4/2.geojson?lst=1", "/v3.0/tiles.json?lst=1"]) {
+      const response = await a.get(path);
+      expect(response.status, path).toBe(400);
+      const problem = await json<{ type: string; errors: { parameter: string }[] }>(response);
+      expect(problem.type, path).toBe("urn:poi-api:problem:validation_failed");
+      expect(
+        problem.errors.map((e) => e.parameter),
+        path,
+      ).toEqual(["lst"]);
+    }
+  });
+
   it("a list of another account is 403, a missing one 404", async () => {
     const theirs = await b.get(`/v3.0/tiles/0/0/0.mvt?list=${l1}`);
     expect(theirs.status).toBe(403);
