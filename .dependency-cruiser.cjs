@@ -42,6 +42,8 @@ const PORTABLE = [
   "fields/search-columns.ts",
   "db/shard-plan.ts",
   "db/move.ts",
+  "db/fills.ts",
+  "db/search/search-form-sql.ts",
 ];
 const layers = {
   core: { path: "^src/core/", imports: [] },

@@ -15,6 +15,7 @@
  * triggers of migration 0014 let it through): its batch lifts the fence to
  * `mover` first and puts it back last, inside one transaction.
  */
+import { unfinishedFills } from "./fills.ts";
 import { claimRangeSql, DIRECTORY, freshRangeStart, HIGHEST_SEQUENCE_SQL, PLACEMENT_FRESH_MS } from "./shard-plan.ts";
 
 export type Row = Record<string, unknown>;
@@ -180,6 +181,18 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
     const purged = await purgeLeftovers(options, to, batchRows, log);
     log(`The account is on ${to}.`);
     return { from, to, copied: 0, caughtUp: 0, pauseMs: 0, purged };
+  }
+  // Rows copied from a shard a fill has not reached yet, or onto one, would keep their old form there.
+  for (const [name, shard] of [
+    [from, source],
+    [to, target],
+  ] as const) {
+    const fills = await unfinishedFills(shard);
+    if (fills.length > 0) {
+      throw new MoveError(
+        `${name} has data fills to finish (${fills.map((fill) => fill.name).join(", ")}): run \`npm run fill\` first (docs/operations.md, "Data fills").`,
+      );
+    }
   }
 
   // 1. The target: a fresh id range above everything any shard allocated, the account's row, fenced, and

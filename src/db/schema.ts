@@ -459,6 +459,24 @@ export const idempotencyKeys = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.account_id, t.key] }), index("idempotency_keys_expiry_idx").on(t.expires_at)],
 );
+/**
+ * Data fills: values a migration needs computed for the rows already there, computed by
+ * src/db/fills.ts in batches of rows in id order, each batch one transaction well inside
+ * D1's 30-second limit per statement, instead of by the migration in one statement
+ * (docs/development.md, "Writing migrations"). The migration registers the fill's row; the
+ * scheduled job and `npm run fill` run it. `cursor` is the last id done; `last` the highest id
+ * the fill covers, fixed by its first batch (rows written after that are written whole by the
+ * code of the same deploy); `done_at` is set by the batch that reaches `last`. While a fill
+ * that `blocks` text search is not done, searches with `q=` answer 503 `text_index_filling`.
+ */
+export const dataFills = sqliteTable("data_fills", {
+  name: text().primaryKey(),
+  blocks: text({ enum: ["text_search"] }),
+  cursor: integer().notNull().default(0),
+  last: integer(),
+  done_at: integer(),
+});
+
 export type Pinpoint = typeof pinpoints.$inferSelect;
 export type List = typeof lists.$inferSelect;
 export type Category = typeof categories.$inferSelect;
