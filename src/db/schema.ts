@@ -28,7 +28,9 @@
  * - the triggers that write the change log: a list's membership ones in
  *   migrations/0008_membership_batches.sql, the content tables' ones first in
  *   migrations/0006_change_log.sql and as migrations/0015_webhook_outbox.sql
- *   redefines them to write the webhook outbox too;
+ *   redefines them to write the webhook outbox too (pinpoints' and events'
+ *   update ones firing only for the columns a client sees since
+ *   migrations/0019_data_fills.sql);
  * - the triggers that refuse an account's writes on a shard it is being
  *   switched away from or has left (`account_fences`, migrations/0014_shards.sql).
  */
