@@ -43,6 +43,8 @@ const PORTABLE = [
   "db/shard-plan.ts",
   "db/id-ranges.ts",
   "db/move.ts",
+  "db/fills.ts",
+  "db/search/search-form-sql.ts",
 ];
 const layers = {
   core: { path: "^src/core/", imports: [] },

@@ -39,6 +39,8 @@ export function testConfig(shards: Record<string, string> = {}) {
             // Webhooks deliver to the test receiver on 127.0.0.1 (test/webhook-receiver.ts).
             WEBHOOKS_ALLOW_LOOPBACK: "true",
             TEST_MIGRATIONS: await readD1Migrations("./migrations"),
+            // Migration 0012 as databases applied it first (test/search-migration.test.ts).
+            TEST_0012_FIRST_VERSION: await readD1Migrations("./test/fixtures/0012-first-version"),
             // The [[ratelimits]] bindings as configured, to check that [vars] states the same limits.
             TEST_RATE_LIMIT_BINDINGS: wrangler.ratelimits,
             TEST_SMALL_LIMITS: SMALL_LIMITS,

@@ -5,12 +5,12 @@
  * (`unsafeDirectSockets`), so none of them pays for Miniflare's entry proxy
  * and the comparison between them is like for like.
  */
-import { execFileSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
-import { join } from "node:path";
-import { gzipSync } from "node:zlib";
 import { convertV4MiniflareOptions, Log, LogLevel, Miniflare } from "miniflare";
 import { unstable_readConfig } from "wrangler";
+import { bundleModules, type Bundle } from "../scripts/lib/bundle.ts";
+
+export { buildBundle, type Bundle } from "../scripts/lib/bundle.ts";
 
 /** Every Worker binds the same local D1 database, so the baselines read the service's data. */
 const DB_ID = "bench-db";
@@ -24,56 +24,6 @@ export const SIGNING_KEY = "bench-signing-key-0123456789abcdef0123456789";
  */
 export const PUBLIC_LIMIT = { limit: 1_000_000_000, period: 60 } as const;
 const publicLimiter = { PUBLIC_LIMITER: { namespace_id: "1204", simple: PUBLIC_LIMIT } };
-
-export type Bundle = { path: string; dir: string; bytes: number; gzipBytes: number; wranglerReport: string | null };
-
-/** Environment for wrangler: never phone home from a benchmark. */
-const wranglerEnv = {
-  ...process.env,
-  WRANGLER_SEND_METRICS: "false",
-  // The banner checks the npm registry for a newer wrangler.
-  WRANGLER_HIDE_BANNER: "true",
-  CI: "true",
-  NO_COLOR: "1",
-};
-
-/**
- * `wrangler deploy --dry-run --outdir`: the bytes a deploy would upload, and their gzip size.
- * Minified as wrangler.toml says unless `minify` overrides it: the profiler asks for `false`, as
- * it maps frames to source files by the bundle's `// path` comments and names functions by their own names.
- * `cwd` bundles another checkout (bench/nearest-ab.ts).
- */
-export function buildBundle(
-  outDir: string,
-  { configPath = "wrangler.toml", minify, cwd }: { configPath?: string; minify?: boolean; cwd?: string } = {},
-): Bundle {
-  const override = minify === undefined ? [] : [minify ? "--minify" : "--no-minify"];
-  const args = ["deploy", "--dry-run", "--outdir", outDir, "--config", configPath, ...override];
-  const output = execFileSync("wrangler", args, {
-    encoding: "utf8",
-    env: wranglerEnv,
-    stdio: ["ignore", "pipe", "pipe"],
-    cwd,
-  });
-  const path = join(outDir, "index.js");
-  const code = readFileSync(path);
-  // Every module wrangler wrote counts, not only the entry (e.g. bundled images).
-  const modules = readdirSync(outDir).filter((f) => !f.endsWith(".map") && f !== "README.md");
-  let bytes = 0;
-  let gzipBytes = 0;
-  for (const file of modules) {
-    const content = file === "index.js" ? code : readFileSync(join(outDir, file));
-    bytes += content.byteLength;
-    gzipBytes += gzipSync(content).byteLength;
-  }
-  return {
-    path,
-    dir: outDir,
-    bytes,
-    gzipBytes,
-    wranglerReport: output.match(/Total Upload: .*/)?.[0] ?? null,
-  };
-}
 
 export type Runtime = {
   mf: Miniflare;
@@ -271,20 +221,6 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
     await dispose();
     throw error;
   }
-}
-
-/** The modules wrangler wrote, the entry first, typed by extension as wrangler's default rules do. */
-function bundleModules(bundle: Bundle): { type: string; path: string }[] {
-  const type = (file: string) =>
-    /\.m?js$/.test(file)
-      ? "ESModule"
-      : /\.(txt|html|sql)$/.test(file)
-        ? "Text"
-        : /\.wasm$/.test(file)
-          ? "CompiledWasm"
-          : "Data";
-  const others = readdirSync(bundle.dir).filter((f) => f !== "index.js" && !f.endsWith(".map") && f !== "README.md");
-  return [bundle.path, ...others.map((f) => join(bundle.dir, f))].map((path) => ({ type: type(path), path }));
 }
 
 function killQuietly(pid: number): void {

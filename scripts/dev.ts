@@ -1,36 +1,25 @@
 /**
  * `npm start`: runs the service locally on embedded D1 and R2 (`wrangler dev
- * --local`). Before starting it makes sure there is a signing key in
- * .dev.vars, applies pending migrations, and makes sure a development client
- * exists (kept in .dev-client.json; both files are gitignored), then prints
- * the base URL, the client's credentials and curl lines to try it.
+ * --local`), after the steps scripts/lib/local-setup.ts takes (a signing key
+ * in .dev.vars, pending migrations and their data fills, a development
+ * client), then prints the base URL, the client's credentials and curl lines
+ * to try it.
  *
  * When the development account has no content it offers the sample city
  * guide of `npm run seed` (asks on a terminal; `--seed` fills it at once).
  *
  *   npm start [-- --port N] [--persist-to DIR] [--seed] [-- <more wrangler dev flags>]
  */
-import { randomBytes } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { clientAccepts, createClient, type Execute } from "./lib/registry.ts";
-import { migrateAll } from "./lib/shards.ts";
-import { d1Execute, devFlags, ROOT, spawnWrangler, type Target } from "./lib/wrangler.ts";
-import { offerSeed } from "./seed/local.ts";
-
-const DEV_VARS = join(ROOT, ".dev.vars");
-const DEV_CLIENT = join(ROOT, ".dev-client.json");
-const DEV_ACCOUNT = "development";
-const DEV_CLIENT_NAME = "local development";
-/** The Worker refuses shorter keys (src/core/signing.ts MIN_SECRET_LENGTH). */
-const MIN_KEY_LENGTH = 32;
+import { portOption, prepareLocal, printWelcome } from "./lib/local-setup.ts";
+import { devFlags, spawnWrangler, type Target } from "./lib/wrangler.ts";
 
 const USAGE = `Usage: npm start [-- options] [-- <wrangler dev flags>]
 
 Runs the service locally with \`wrangler dev --local\` on embedded D1 and R2,
 after applying pending migrations and making sure a development client exists.
+To load-test or measure it, use \`npm run preview\` (docs/benchmarks.md).
 
 Options:
   --port N           Port to listen on (default 8787).
@@ -38,88 +27,6 @@ Options:
   --seed             Fill an empty development account with the sample city guide
                      (npm run seed) without asking.
   -h, --help         Show this help.`;
-
-type DevClient = { client_id: string; client_secret: string; account: string; scope: string };
-
-const say = (line = "") => process.stdout.write(`${line}\n`);
-
-/** A signing key for local runs only; deployed Workers get theirs from `wrangler secret put`. */
-function ensureDevVars(): void {
-  const line = `TOKEN_SIGNING_KEY=${randomBytes(32).toString("hex")}\n`;
-  if (!existsSync(DEV_VARS)) {
-    writeFileSync(DEV_VARS, `# Local secrets for wrangler dev (not committed).\n${line}`, { mode: 0o600 });
-    say("Created .dev.vars with a random TOKEN_SIGNING_KEY.");
-    return;
-  }
-  const text = readFileSync(DEV_VARS, "utf8");
-  const current = text.match(/^\s*TOKEN_SIGNING_KEY\s*=\s*["']?([^"'\r\n]*)/m)?.[1];
-  if (current === undefined) {
-    appendFileSync(DEV_VARS, line);
-    say("Added a random TOKEN_SIGNING_KEY to .dev.vars.");
-  } else if (current.trim() === "") {
-    // Copied from .dev.vars.example and not filled in.
-    writeFileSync(DEV_VARS, text.replace(/^[ \t]*TOKEN_SIGNING_KEY[ \t]*=.*$/m, line.trimEnd()));
-    say("Set a random TOKEN_SIGNING_KEY in .dev.vars.");
-  } else if (current.trim().length < MIN_KEY_LENGTH) {
-    throw new Error(`TOKEN_SIGNING_KEY in .dev.vars must be at least ${MIN_KEY_LENGTH} characters; fix or delete it.`);
-  }
-}
-
-function applyMigrations(target: Target): void {
-  // wrangler prints a table of every migration, twice, which pushed the credentials off the first
-  // screen; one line says the same, and the whole output is shown only when it failed. Every
-  // database of the configuration: the directory and each shard (docs/scaling.md).
-  const applied = [...migrateAll(target)];
-  if (applied.every(([, count]) => count === 0)) say("The local database is up to date.");
-  else if (applied.length === 1) say(`Applied ${applied[0]![1]} migration(s) to the local database.`);
-  else say(`Applied migrations to the local databases: ${applied.map(([db, n]) => `${db} ${n}`).join(", ")}.`);
-}
-
-function readDevClient(): DevClient | null {
-  try {
-    const saved = JSON.parse(readFileSync(DEV_CLIENT, "utf8")) as Partial<DevClient>;
-    return typeof saved.client_id === "string" && typeof saved.client_secret === "string" ? (saved as DevClient) : null;
-  } catch {
-    return null;
-  }
-}
-
-/**
- * The saved development client if this database still accepts it; otherwise a
- * new one, created exactly as `npm run clients -- create` does.
- */
-async function ensureDevClient(execute: Execute): Promise<DevClient> {
-  const saved = readDevClient();
-  if (saved && (await clientAccepts(execute, saved.client_id, saved.client_secret))) return saved;
-  const created = await createClient(execute, { account: DEV_ACCOUNT, name: DEV_CLIENT_NAME, scope: "read write" });
-  const client: DevClient = {
-    client_id: created.client_id,
-    client_secret: created.client_secret,
-    account: created.account,
-    scope: created.scope,
-  };
-  writeFileSync(DEV_CLIENT, `${JSON.stringify(client, null, 2)}\n`, { mode: 0o600 });
-  say(`Created the development client ${client.client_id} (saved in .dev-client.json).`);
-  return client;
-}
-
-function printWelcome(baseUrl: string, client: DevClient): void {
-  const token = `curl -s -u ${client.client_id}:${client.client_secret} -d grant_type=client_credentials ${baseUrl}/v3.0/oauth2/token`;
-  say();
-  say("POI content API, local development");
-  say(`  Base URL:      ${baseUrl}`);
-  say(`  API reference: ${baseUrl}/docs (Authorize there with the client id and secret)`);
-  say(`  Client id:     ${client.client_id}`);
-  say(`  Client secret: ${client.client_secret}`);
-  say(`  (account "${client.account}", scope "${client.scope}"; kept in .dev-client.json)`);
-  say();
-  say("Get a token:");
-  say(`  ${token}`);
-  say("Use it:");
-  say(`  TOKEN=$(${token} | sed -E 's/.*"access_token":"([^"]+)".*/\\1/')`);
-  say(`  curl -H "Authorization: Bearer $TOKEN" ${baseUrl}/v3.0/pinpoints`);
-  say();
-}
 
 /** Runs `wrangler dev` in the foreground; signals sent to this process are passed on. */
 function runDev(target: Target, port: number, extra: string[]): Promise<number> {
@@ -143,19 +50,13 @@ async function main(): Promise<number> {
     allowPositionals: true,
   });
   if (values.help) {
-    say(USAGE);
+    process.stdout.write(`${USAGE}\n`);
     return 0;
   }
-  const port = Number(values.port ?? 8787);
-  if (!Number.isInteger(port) || port < 1 || port > 65535)
-    throw new Error(`--port must be a port number, not ${values.port}.`);
+  const port = portOption(values.port);
   const target: Target = { remote: false, persistTo: values["persist-to"] };
-
-  ensureDevVars();
-  applyMigrations(target);
-  const client = await ensureDevClient(d1Execute(target));
-  await offerSeed(target, client.account, values.seed ? "yes" : "ask");
-  printWelcome(`http://localhost:${port}`, client);
+  const client = await prepareLocal(target, values.seed ? "yes" : "ask");
+  printWelcome("POI content API, local development", `http://localhost:${port}`, client);
   return runDev(target, port, positionals);
 }
 

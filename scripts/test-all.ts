@@ -14,6 +14,7 @@ const SUITES = [
   "test:docs",
   "test:map",
   "test:dev",
+  "test:preview",
   "test:gis",
   "test:readme",
   "test:cli",

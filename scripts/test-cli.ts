@@ -12,11 +12,12 @@
  */
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { keepingLocalFiles } from "./lib/dev-server.ts";
 import { ROOT } from "./lib/wrangler.ts";
 
 const scratch = mkdtempSync(join(tmpdir(), "poi-cli-test-"));
@@ -77,17 +78,6 @@ test("backup --help prints the usage; a wrong option prints it too, with status 
   assert.equal(wrong.status, 2);
   assert.match(wrong.stderr, /Unknown option '--bogus'\.\n\nUsage:/);
 });
-
-/** Runs `body`, then puts back the working copy's files `npm start` writes (a developer's own client and key). */
-async function keepingLocalFiles(body: () => Promise<void>): Promise<void> {
-  const files = [".dev-client.json", ".dev.vars"].map((name) => join(ROOT, name));
-  const saved = files.map((file) => (existsSync(file) ? readFileSync(file) : null));
-  try {
-    await body();
-  } finally {
-    files.forEach((file, i) => (saved[i] === null ? rmSync(file, { force: true }) : writeFileSync(file, saved[i]!)));
-  }
-}
 
 test("npm start shows the credentials within the first screen on a fresh state", () =>
   keepingLocalFiles(async () => {

@@ -7,18 +7,29 @@
  * feed's tombstones once past the retention window (plus a day of grace for
  * clock skew and replica lag: a cursor in the window must never miss one),
  * and seals the secrets stored plain or under the previous signing key
- * (src/core/sealed.ts), on every shard (docs/scaling.md).
+ * (src/core/sealed.ts), on every shard (docs/scaling.md); then runs the data
+ * fills migrations left (src/db/fills.ts) in batches, until FILL_MINUTES into the run.
  */
 import { app, objectsJson } from "./app";
 import { configFor } from "./core/config";
 import { pruneTombstones } from "./changes/store";
 import { sealingKeys } from "./core/sealed";
 import { signingKeyProblem } from "./core/signing";
+import { batchOn, runFills } from "./db/fills";
 import { deleteExpiredKeys, sealStoredAnswers } from "./db/idempotency";
 import { shardBindings } from "./db/shards";
 import { sweepMedia } from "./media/sweep";
 import { handleWebhookBatch, resumeWebhooks, type WebhookMessage } from "./webhooks/deliver";
 import { sealWebhookSecrets } from "./webhooks/sealed-secrets";
+
+/**
+ * What a run spends on data fills: a cron invocation may run for 15 minutes and send D1 1,000
+ * queries on the Workers Paid plan (developers.cloudflare.com/workers/platform/limits/,
+ * developers.cloudflare.com/d1/platform/limits/); a fill's batch is one query of about two seconds
+ * (src/db/fills.ts), and the jobs above take a few queries per shard.
+ */
+const FILL_MINUTES = 12;
+const FILL_QUERIES = 800;
 
 export default {
   fetch: app.fetch,
@@ -28,6 +39,7 @@ export default {
     );
   },
   async scheduled(controller, env) {
+    const started = Date.now();
     const result = await sweepMedia(env, { now: controller.scheduledTime });
     console.log(JSON.stringify({ level: "info", message: "media sweep", cron: controller.cron, ...result }));
     const retentionMs = (configFor(env).changesRetentionDays + 1) * 24 * 60 * 60 * 1000;
@@ -54,6 +66,17 @@ export default {
             more: secrets.more || answers.more,
           }),
         );
+      }
+    }
+    const deadline = started + FILL_MINUTES * 60_000;
+    const shards = shardBindings(env);
+    for (const shard of shards) {
+      const fills = await runFills(batchOn(shard), {
+        deadline,
+        maxBatches: Math.floor(FILL_QUERIES / shards.length) - 1,
+      });
+      if (fills.batches > 0 || fills.pending.length > 0) {
+        console.log(JSON.stringify({ level: fills.failed ? "error" : "info", message: "data fills", ...fills }));
       }
     }
   },

@@ -5,6 +5,7 @@ declare global {
     // Bindings only the tests have.
     interface Env {
       TEST_MIGRATIONS: D1Migration[];
+      TEST_0012_FIRST_VERSION: D1Migration[];
       TEST_RATE_LIMIT_BINDINGS: { name: string; simple: { limit: number; period: number } }[];
       /** Each bound as `SMALL_<name>` (vitest.config.ts; test/helpers.ts `smallLimits`). */
       TEST_SMALL_LIMITS: { name: string; variable: string; simple: { limit: number; period: number } }[];

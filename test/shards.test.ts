@@ -6,6 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { runFills } from "../src/db/fills";
 import { moveAccount, MoveError, type Batch } from "../src/db/move";
 import { DIRECTORY, ID_RANGE, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
@@ -253,6 +254,23 @@ describe("moving an account", () => {
     expect(Math.floor(fresh.id / ID_RANGE)).toBeGreaterThan(2);
     console.log(JSON.stringify({ move: report, writes: names.size, retried }));
   }, 120_000);
+
+  it("refuses to start while the source or the target has a data fill to finish, and moves once it is done", async () => {
+    const who = await caller("read write", await createAccount("SHARD_1"));
+    for (let i = 0; i < 5; i++) await createPinpoint(who, { name: `東京 ${i}` });
+    for (const shard of ["SHARD_1", "SHARD_2"]) {
+      const db = bindingNamed(env, shard);
+      await db.prepare("INSERT INTO data_fills (name, blocks) VALUES ('search_forms_pinpoints', 'text_search')").run();
+      await expect(move(who.accountId, "SHARD_2")).rejects.toThrow(
+        new RegExp(`${shard} has data fills to finish \\(search_forms_pinpoints\\)`),
+      );
+      expect(await shardOf(who.accountId)).toBe("SHARD_1");
+      expect((await runFills(batchOf(db))).finished).toEqual(["search_forms_pinpoints"]);
+      await db.prepare("DELETE FROM data_fills").run();
+    }
+    expect((await move(who.accountId, "SHARD_2")).copied).toBeGreaterThanOrEqual(5);
+    expect((await rowsOf(bindingNamed(env, "SHARD_2"), who.accountId)).pinpoints).toBe(5);
+  });
 
   it("leaves an interrupted account whole on its source, and moves it when run again", async () => {
     const who = await caller("read write", await createAccount("SHARD_1"));

@@ -1309,7 +1309,8 @@ export interface components {
         | "urn:poi-api:problem:too_many_requests"
         | "urn:poi-api:problem:internal_error"
         | "urn:poi-api:problem:not_configured"
-        | "urn:poi-api:problem:account_moving";
+        | "urn:poi-api:problem:account_moving"
+        | "urn:poi-api:problem:text_index_filling";
       title: string;
       status: number;
       detail: string;
@@ -1607,7 +1608,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description The service is not configured (`urn:poi-api:problem:not_configured`); The account is being moved to another database (`urn:poi-api:problem:account_moving`) */
+    /** @description The service is not configured (`urn:poi-api:problem:not_configured`); The account is being moved to another database (`urn:poi-api:problem:account_moving`); Text search is being rebuilt after an update (`urn:poi-api:problem:text_index_filling`) */
     Problem503: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];

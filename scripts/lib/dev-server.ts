@@ -3,6 +3,7 @@
  * a free port, in its own process group so that stopping it stops workerd too.
  */
 import { spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { ROOT } from "./wrangler.ts";
@@ -75,5 +76,26 @@ export async function getAgainOnce(url: string, init: RequestInit = {}): Promise
   } catch (error) {
     if (!(error instanceof TypeError)) throw error;
     return fetch(url, init);
+  }
+}
+
+/**
+ * Saves the working copy's files `npm start` and `npm run preview` write (a developer's own client and
+ * key), for the suites that run those commands on a scratch state; the function returned puts them back.
+ */
+export function saveLocalFiles(): () => void {
+  const files = [".dev-client.json", ".dev.vars"].map((name) => join(ROOT, name));
+  const saved = files.map((file) => (existsSync(file) ? readFileSync(file) : null));
+  return () =>
+    files.forEach((file, i) => (saved[i] === null ? rmSync(file, { force: true }) : writeFileSync(file, saved[i]!)));
+}
+
+/** Runs `body`, then puts back the files of saveLocalFiles. */
+export async function keepingLocalFiles(body: () => Promise<void>): Promise<void> {
+  const restore = saveLocalFiles();
+  try {
+    await body();
+  } finally {
+    restore();
   }
 }

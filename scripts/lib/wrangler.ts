@@ -12,7 +12,11 @@ import type { Execute, Row } from "./registry.ts";
 /** The repository root (where wrangler.toml is). */
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 
-const WRANGLER = join(dirname(createRequire(import.meta.url).resolve("wrangler/package.json")), "bin/wrangler.js");
+/** The project's wrangler CLI, run with this Node. */
+export const WRANGLER = join(
+  dirname(createRequire(import.meta.url).resolve("wrangler/package.json")),
+  "bin/wrangler.js",
+);
 
 /** Local tools stay local: no telemetry and no download of the `Request.cf` sample, unless the user opts in. */
 const env = () => ({

@@ -32,6 +32,7 @@ export const problemCodes = {
   internal_error: { status: 500, title: "Internal server error" },
   not_configured: { status: 503, title: "The service is not configured" },
   account_moving: { status: 503, title: "The account is being moved to another database" },
+  text_index_filling: { status: 503, title: "Text search is being rebuilt after an update" },
 } as const satisfies Record<string, { status: ContentfulStatusCode; title: string }>;
 
 export type ProblemCode = keyof typeof problemCodes;

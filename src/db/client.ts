@@ -118,6 +118,15 @@ export async function useAccount(accountId: number): Promise<void> {
 }
 
 /**
+ * The database the current request's content statements run on (its account's shard), or `binding`
+ * itself outside a request: what tells one database's state apart in a cache of the isolate.
+ */
+export function contentDatabase(binding: D1Database): D1Database {
+  const store = requests.getStore();
+  return store ? (store.shard ?? store.env.DB) : binding;
+}
+
+/**
  * Runs `fn` with an env whose DB is routed as a request of `accountId` sees it (its content on its
  * shard): for work outside a request that concerns one account, such as a queue message.
  */

@@ -22,6 +22,7 @@
  * triggers of migration 0014 let it through): its batch lifts the fence to
  * `mover` first and puts it back last, inside one transaction.
  */
+import { unfinishedFills } from "./fills.ts";
 import { claimShardRange, type Batch, type Row, type Statement } from "./id-ranges.ts";
 import { DIRECTORY, PLACEMENT_FRESH_MS } from "./shard-plan.ts";
 
@@ -344,6 +345,18 @@ export async function moveAccount(options: MoveOptions): Promise<MoveReport> {
     const purged = await purgeLeftovers(options, to, batchRows, log);
     log(`The account is on ${to}.`);
     return { from, to, copied: 0, caughtUp: 0, pauseMs: 0, purged };
+  }
+  // Rows copied from a shard a fill has not reached yet, or onto one, would keep their old form there.
+  for (const [name, shard] of [
+    [from, source],
+    [to, target],
+  ] as const) {
+    const fills = await unfinishedFills(shard);
+    if (fills.length > 0) {
+      throw new MoveError(
+        `${name} has data fills to finish (${fills.map((fill) => fill.name).join(", ")}): run \`npm run fill\` first (docs/operations.md, "Data fills").`,
+      );
+    }
   }
 
   // 1. The target: an id range of its own above every one claimed (src/db/id-ranges.ts), the account's row,

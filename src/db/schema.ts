@@ -28,9 +28,10 @@
  * - the triggers that write the change log: a list's membership ones in
  *   migrations/0008_membership_batches.sql, the content tables' ones first in
  *   migrations/0006_change_log.sql, as migrations/0015_webhook_outbox.sql
- *   redefines them to write the webhook outbox too, and as
+ *   redefines them to write the webhook outbox too, as
  *   migrations/0018_account_positions.sql redefines them to number each
- *   account's changes;
+ *   account's changes, and with pinpoints' and events' update ones firing only
+ *   for the columns a client sees since migrations/0019_data_fills.sql;
  * - the triggers that refuse an account's writes on a shard it is being
  *   switched away from or has left (`account_fences`, migrations/0014_shards.sql).
  */
@@ -498,6 +499,24 @@ export const idempotencyKeys = sqliteTable(
       .where(sql`substr(${t.body}, 1, 10) <> 'sealed:v1:'`),
   ],
 );
+/**
+ * Data fills: values a migration needs computed for the rows already there, computed by
+ * src/db/fills.ts in batches of rows in id order, each batch one transaction well inside
+ * D1's 30-second limit per statement, instead of by the migration in one statement
+ * (docs/development.md, "Writing migrations"). The migration registers the fill's row; the
+ * scheduled job and `npm run fill` run it. `cursor` is the last id done; `last` the highest id
+ * the fill covers, fixed by its first batch (rows written after that are written whole by the
+ * code of the same deploy); `done_at` is set by the batch that reaches `last`. While a fill
+ * that `blocks` text search is not done, searches with `q=` answer 503 `text_index_filling`.
+ */
+export const dataFills = sqliteTable("data_fills", {
+  name: text().primaryKey(),
+  blocks: text({ enum: ["text_search"] }),
+  cursor: integer().notNull().default(0),
+  last: integer(),
+  done_at: integer(),
+});
+
 export type Pinpoint = typeof pinpoints.$inferSelect;
 export type List = typeof lists.$inferSelect;
 export type Category = typeof categories.$inferSelect;

@@ -24,6 +24,7 @@ import { rawRows, rowMapper } from "../db/search/raw-rows";
 import { events, type Event } from "../db/schema";
 import { and, hasTags, keysetSql, readTiers, tierReads } from "../db/search/search-sql";
 import { matchingIds, tierMatches, type TextQuery } from "../db/search/text-search";
+import { assertTextIndexComplete } from "../db/search/text-index";
 
 export type EventSearch = {
   from?: number;
@@ -95,6 +96,7 @@ export async function searchEvents(
   bound: Bound,
   take: number,
 ): Promise<FoundEvent[]> {
+  if (s.q) await assertTextIndexComplete(d1);
   switch (order(s)) {
     case "time":
       return byTime(d1, accountId, s, bound, take);

@@ -18,6 +18,7 @@ import type { BBox, Point } from "../db/search/geo";
 import { rawRows, rowMapper } from "../db/search/raw-rows";
 import { pinpoints, type Pinpoint } from "../db/schema";
 import { matchingIds, tierMatches, type TextQuery } from "../db/search/text-search";
+import { assertTextIndexComplete } from "../db/search/text-index";
 import type { Bound } from "../db/keyset";
 import { nearestPage } from "../db/search/nearest";
 import { publishedPinpointSql, type PublishedLists } from "../db/published";
@@ -95,6 +96,7 @@ export async function searchPinpoints(
   bound: Bound,
   take: number,
 ): Promise<FoundPinpoint[]> {
+  if (s.q) await assertTextIndexComplete(d1);
   if (s.near) return nearest(d1, accountId, s, s.near, bound, take);
   if (s.q) return byText(d1, accountId, s, s.q, bound, take);
   return byId(d1, accountId, s, bound, take);

@@ -29,6 +29,7 @@ import { rects, rtreeIds } from "../db/search/geo";
 import { rawRows } from "../db/search/raw-rows";
 import { and } from "../db/search/search-sql";
 import { accountMatchingIds } from "../db/search/text-search";
+import { assertTextIndexComplete } from "../db/search/text-index";
 import {
   ACCOUNT_SCOPE,
   binsFromCells,
@@ -83,6 +84,7 @@ export async function tileContent(
   tile: Tile,
   clusterMaxZoom: number,
 ): Promise<TileContent> {
+  if (filters.q) await assertTextIndexComplete(d1);
   const scope = cellScope(reader, filters);
   const binLevel = tile.z + BIN_BITS;
   const clustered = tile.z < clusterMaxZoom;

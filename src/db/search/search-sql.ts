@@ -6,6 +6,8 @@
  *   nearest.ts      nearest first: a page read within the smallest circle that holds it
  *   text-search.ts  `q=` as FTS5 queries, relevance in tiers
  *   tile-cells.ts   the per-cell counts behind vector tiles
+ *   text-index.ts   whether the full-text index is complete (not while a data fill builds it)
+ *   search-form-sql.ts  the search forms computed in SQL, for the data fill of rows written before them
  *   raw-rows.ts     rows of hand-written SQL, mapped as drizzle maps its own
  *   search-sql.ts   this module: the SQL the searches share (keyset, ids, tags, tiers)
  *
@@ -16,7 +18,8 @@
  * - `pinpoints_rtree`, the R*Tree of (account, longitude, latitude): created by
  *   migrations/0004_query_indexes.sql, rebuilt by migrations/0007_rtree_account_width.sql.
  * - `pinpoints_fts` and `events_fts`, contentless FTS5 indexes: created by 0004,
- *   rebuilt by migrations/0009_fts_prefix_indexes.sql and migrations/0012_search_forms.sql.
+ *   rebuilt by migrations/0009_fts_prefix_indexes.sql and migrations/0012_search_forms.sql
+ *   (whose rows already there the data fill of src/db/fills.ts indexes).
  * - Their triggers: `pinpoints_index_insert`, `pinpoints_index_text`,
  *   `events_index_insert` and `events_index_text` as 0012 defines them;
  *   `pinpoints_index_move`, `pinpoints_index_delete`, `events_index_dates` and
