@@ -10,6 +10,10 @@
  * Worker's workerd, and under `wrangler dev` also the proxy's workerd and
  * wrangler's Node process.
  *
+ * Beside them, the service as `npm run preview` serves it (scripts/lib/preview.ts):
+ * the same bundle on Miniflare's runtime with wrangler.toml's bindings, on
+ * a copy of the same database.
+ *
  * For GET by id, copies that each differ in one thing show where the cost
  * goes (docs/benchmarks.md, "What a user meets"): the bare Worker with one log
  * line per request, or in a D1 session; the service without the client
@@ -31,13 +35,16 @@ import { devFlags, ROOT } from "../scripts/lib/wrangler.ts";
 import { applyLocalMigrations, withLocalBindings } from "../scripts/seed/local.ts";
 import type { LoadRequest, LoadResult } from "./load.ts";
 import { machine } from "./report.ts";
-import { cpuMillisOf, SIGNING_KEY, startRuntime, type Bundle } from "./runtime.ts";
+import { startPreview } from "../scripts/lib/preview.ts";
+import { cpuMillisOf, SIGNING_KEY, startRuntime, workerdChildren, type Bundle } from "./runtime.ts";
 import { seed, type Seeded } from "./seed.ts";
 
 export const HTTP_SETTINGS = {
   rounds: Number(process.env.BENCH_ROUNDS ?? 3),
   /** Requests per run at 1 and at 16 connections. */
   amounts: { 1: Number(process.env.BENCH_HTTP_C1 ?? 300), 16: Number(process.env.BENCH_HTTP_C16 ?? 1000) },
+  /** The copies that differ in one thing (BREAKDOWN); `BENCH_HTTP_BREAKDOWN=0` serves only the bare Worker and the service. */
+  breakdown: process.env.BENCH_HTTP_BREAKDOWN !== "0",
 };
 
 /** The issue's goals: the Worker's CPU per GET by id under `npm start` ÷ on Miniflare, and throughput ÷ the bare Worker's. */
@@ -352,12 +359,31 @@ export async function measureHttp(
         }),
     ];
     const started: Server[] = [];
-    for (const start of starts) {
+    for (const start of HTTP_SETTINGS.breakdown ? starts : [starts[0]!, starts[3]!]) {
       const server = await start();
       stopping(server.stop);
       started.push(server);
     }
-    servers.push(...started, miniflare);
+    // `npm run preview` on its own copy: the same bundle on Miniflare's runtime with wrangler.toml's bindings
+    // (scripts/lib/preview.ts), every rate limiter bound and raised out of reach, as --unlimited does.
+    const workerds = new Set(workerdChildren());
+    const previewed = await startPreview({
+      persistTo: copy("state-preview"),
+      port: 0,
+      bundle,
+      vars: { TOKEN_SIGNING_KEY: SIGNING_KEY },
+      unlimited: true,
+      crons: false,
+    });
+    stopping(previewed.stop);
+    const preview: Server = {
+      key: "preview",
+      label: "service, npm run preview",
+      base: previewed.base.origin,
+      processes: { worker: workerdChildren().find((pid) => !workerds.has(pid))! },
+      stop: previewed.stop,
+    };
+    servers.push(...started, preview, miniflare);
     for (const server of servers) log(`http: ${server.key} at ${server.base}, ${JSON.stringify(server.processes)}`);
 
     const tokens = new Map<string, string>();

@@ -12,12 +12,12 @@
  * Correctness: real place names in each script, each with words a visitor types that occur inside it;
  * a word is expected in exactly the names that contain it (brute force, by substring). Cost: an index
  * of BENCH_TEXT_ROWS (1,000,000) names and descriptions mixing the scripts: its size, the time to
- * write it, and a first page (20) of a common and a rare word. Then what migrations/0012_search_forms.sql
- * costs: its fills of the search forms on a table of as many places, 40% of them in those scripts.
+ * write it, and a first page (20) of a common and a rare word. What filling the search forms of rows
+ * written before them costs is bench/fill.ts's.
  *
  *   node bench/text-scripts.ts
  */
-import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
@@ -252,36 +252,6 @@ function cost(rows: number) {
   console.table(table);
 }
 
-/** Seconds each fill of migration 0012 takes over `rows` places, 40% of them named in those scripts. */
-function migration(rows: number) {
-  const file = new URL("../migrations/0012_search_forms.sql", import.meta.url);
-  const fills = readFileSync(file, "utf8")
-    .split("--> statement-breakpoint")
-    .map((statement) => statement.trim())
-    .filter((statement) => statement.startsWith("WITH RECURSIVE") && statement.includes("UPDATE `pinpoints`"));
-  const db = new DatabaseSync(":memory:");
-  db.exec(`CREATE TABLE pinpoints (id INTEGER PRIMARY KEY, name TEXT, address TEXT, tags TEXT, description_text TEXT,
-    name_search TEXT, address_search TEXT, tags_search TEXT)`);
-  const spacedNames = ["東京国立博物館", "วัดพระแก้ว", "北京朝阳公园", "ရွှေတိဂုံဘုရား", "渋谷スクランブル交差点"];
-  const latinNames = ["Musée d’Orsay", "Tour Eiffel", "Café de Flore — Paris", "Park"];
-  const insert = db.prepare("INSERT INTO pinpoints (id, name, address, tags, description_text) VALUES (?, ?, ?, ?, ?)");
-  db.exec("BEGIN");
-  for (let n = 1; n <= rows; n++) {
-    const word = n % 10 < 4 ? spacedNames[n % spacedNames.length]! : latinNames[n % latinNames.length]!;
-    insert.run(n, `${word} ${n}`, n % 5 ? null : `${word} street`, JSON.stringify([word]), `${word} `.repeat(4));
-  }
-  db.exec("COMMIT");
-  const table: Record<string, string> = {};
-  for (const fill of fills) {
-    const started = performance.now();
-    db.exec(fill);
-    table[fill.match(/SET `(\w+)`/)![1]!] = ((performance.now() - started) / 1000).toFixed(1);
-  }
-  console.log(`Migration 0012's fills over ${rows} places, seconds:`);
-  console.table(table);
-}
-
 const rows = Number(process.env.BENCH_TEXT_ROWS ?? 1_000_000);
 correctness();
 cost(rows);
-migration(rows);
