@@ -6,7 +6,8 @@
  * orphaned media, deletes expired idempotency keys and prunes the change
  * feed's tombstones once past the retention window (plus a day of grace for
  * clock skew and replica lag: a cursor in the window must never miss one),
- * on every shard (docs/scaling.md).
+ * on every shard (docs/scaling.md). `AccountMove`, the Durable Object that
+ * moves an account to another shard, is exported for its binding.
  */
 import { app, objectsJson } from "./app";
 import { configFor } from "./core/config";
@@ -15,6 +16,8 @@ import { deleteExpiredKeys } from "./db/idempotency";
 import { shardBindings } from "./db/shards";
 import { sweepMedia } from "./media/sweep";
 import { handleWebhookBatch, resumeWebhooks, type WebhookMessage } from "./webhooks/deliver";
+
+export { AccountMove } from "./operator/account-move";
 
 export default {
   fetch: app.fetch,

@@ -84,6 +84,11 @@ export const onError: ErrorHandler<AppEnv> = async (error, c) => {
   );
 };
 
+/** What an unknown path answers: also what a path answers that must look unknown (src/operator/auth.ts). */
+export function noResourceAt(path: string): ApiError {
+  return new ApiError("not_found", `No resource at ${path}.`);
+}
+
 /** 404 for unknown paths, 405 with `Allow` for known paths and other methods. */
 export function notFound(routes: RouterRoute[]): NotFoundHandler<AppEnv> {
   let router: PatternRouter<string> | null = null;
@@ -94,7 +99,7 @@ export function notFound(routes: RouterRoute[]): NotFoundHandler<AppEnv> {
     }
     const path = c.req.path.length > 1 ? trimEnd(c.req.path, "/") : c.req.path;
     const methods = new Set(router.match("ALL", path)[0].map(([method]) => method));
-    if (methods.size === 0) return render(c, new ApiError("not_found", `No resource at ${c.req.path}.`));
+    if (methods.size === 0) return render(c, noResourceAt(c.req.path));
     if (methods.has("GET")) methods.add("HEAD");
     methods.add("OPTIONS");
     const allow = [...methods].join(", ");
