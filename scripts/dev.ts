@@ -1,30 +1,30 @@
 /**
  * `npm start`: runs the service locally on embedded D1 and R2 (`wrangler dev
- * --local`). Before starting it makes sure there is a signing key in
- * .dev.vars, applies pending migrations, and makes sure a development client
- * exists (kept in .dev-client.json; both files are gitignored), then prints
- * the base URL, the client's credentials and curl lines to try it.
+ * --local`). Before starting it refuses a wrangler.toml in which two D1
+ * bindings are one database, makes sure .dev.vars holds a signing key and an
+ * operator secret, applies pending migrations, and makes sure a development
+ * client exists (kept in .dev-client.json; both files are gitignored), then
+ * prints the base URL, the client's credentials and curl lines to try it.
  *
  * When the development account has no content it offers the sample city
  * guide of `npm run seed` (asks on a terminal; `--seed` fills it at once).
  *
  *   npm start [-- --port N] [--persist-to DIR] [--seed] [-- <more wrangler dev flags>]
  */
-import { randomBytes } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { constants } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { ensureDevSecret } from "./lib/dev-vars.ts";
 import { clientAccepts, createClient, type Execute } from "./lib/registry.ts";
-import { migrateAll } from "./lib/shards.ts";
+import { checkDistinctDatabases, migrateAll } from "./lib/shards.ts";
 import { d1Execute, devFlags, ROOT, spawnWrangler, type Target } from "./lib/wrangler.ts";
 import { offerSeed } from "./seed/local.ts";
 
-const DEV_VARS = join(ROOT, ".dev.vars");
 const DEV_CLIENT = join(ROOT, ".dev-client.json");
 const DEV_ACCOUNT = "development";
 const DEV_CLIENT_NAME = "local development";
-/** The Worker refuses shorter keys (src/core/signing.ts MIN_SECRET_LENGTH). */
+/** The Worker refuses shorter secrets (src/core/signing.ts MIN_SECRET_LENGTH). */
 const MIN_KEY_LENGTH = 32;
 
 const USAGE = `Usage: npm start [-- options] [-- <wrangler dev flags>]
@@ -43,25 +43,14 @@ type DevClient = { client_id: string; client_secret: string; account: string; sc
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
 
-/** A signing key for local runs only; deployed Workers get theirs from `wrangler secret put`. */
+/**
+ * Secrets for local runs only (deployed Workers get theirs from `wrangler secret put`): the signing key,
+ * and the operator secret that `npm run accounts -- move` sends (scripts/lib/operator.ts).
+ */
 function ensureDevVars(): void {
-  const line = `TOKEN_SIGNING_KEY=${randomBytes(32).toString("hex")}\n`;
-  if (!existsSync(DEV_VARS)) {
-    writeFileSync(DEV_VARS, `# Local secrets for wrangler dev (not committed).\n${line}`, { mode: 0o600 });
-    say("Created .dev.vars with a random TOKEN_SIGNING_KEY.");
-    return;
-  }
-  const text = readFileSync(DEV_VARS, "utf8");
-  const current = text.match(/^\s*TOKEN_SIGNING_KEY\s*=\s*["']?([^"'\r\n]*)/m)?.[1];
-  if (current === undefined) {
-    appendFileSync(DEV_VARS, line);
-    say("Added a random TOKEN_SIGNING_KEY to .dev.vars.");
-  } else if (current.trim() === "") {
-    // Copied from .dev.vars.example and not filled in.
-    writeFileSync(DEV_VARS, text.replace(/^[ \t]*TOKEN_SIGNING_KEY[ \t]*=.*$/m, line.trimEnd()));
-    say("Set a random TOKEN_SIGNING_KEY in .dev.vars.");
-  } else if (current.trim().length < MIN_KEY_LENGTH) {
-    throw new Error(`TOKEN_SIGNING_KEY in .dev.vars must be at least ${MIN_KEY_LENGTH} characters; fix or delete it.`);
+  for (const name of ["TOKEN_SIGNING_KEY", "OPERATOR_SECRET"]) {
+    const done = ensureDevSecret(name, MIN_KEY_LENGTH);
+    if (done) say(done);
   }
 }
 
@@ -151,6 +140,7 @@ async function main(): Promise<number> {
     throw new Error(`--port must be a port number, not ${values.port}.`);
   const target: Target = { remote: false, persistTo: values["persist-to"] };
 
+  checkDistinctDatabases(target);
   ensureDevVars();
   applyMigrations(target);
   const client = await ensureDevClient(d1Execute(target));
