@@ -21,6 +21,7 @@
  *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
  *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
  *   openapi/    the document, read off the routes' metadata; the reference routes
+ *   operator/   the operator routes and the Durable Object that moves an account to another shard
  *   app.ts      wires it all; index.ts, the Worker, runs it
  *   shims/      modules the bundler puts in place of an npm module's (wrangler.toml [alias]); no module
  *               of src/ imports them, and they import nothing of src/
@@ -63,6 +64,7 @@ const layers = {
   tiles: { path: "^src/tiles/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   maps: { path: "^src/maps/", imports: ["core", "db", "fields", "http", "auth"] },
   openapi: { path: "^src/openapi/", imports: ["core", "http"] },
+  operator: { path: "^src/operator/", imports: ["core", "db", "http"] },
   shims: { path: "^src/shims/", imports: [] },
 };
 

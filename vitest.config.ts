@@ -52,8 +52,8 @@ export function testConfig(shards: Record<string, string> = {}) {
     ],
     test: {
       include: ["test/**/*.test.ts"],
-      // Needs three shards: vitest.shards.config.ts runs it.
-      exclude: sharded ? [] : ["test/shards.test.ts"],
+      // Need three shards: vitest.shards.config.ts runs them.
+      exclude: sharded ? [] : ["test/shards.test.ts", "test/operator.test.ts"],
       setupFiles: ["./test/setup.ts"],
       // Every test file loads the Worker's modules into a fresh isolate, zod's and drizzle's hundreds of
       // files among them, one request to Vite each: bundled into a module each (as wrangler bundles them

@@ -1,20 +1,21 @@
 /**
  * The move group (docs/scaling.md, "Moving an account online"): an account of
  * BENCH_MOVE_PLACES (100,000) places, seeded as the scale group seeds them,
- * moved from DB to SHARD_2 of three local shards by the same code as
- * `npm run accounts -- move`, while BENCH_MOVE_WRITERS writers create, rename
+ * moved from DB to SHARD_2 of three local shards through the operator route
+ * `npm run accounts -- move` calls (POST /operator/accounts/{id}/move), on the
+ * Worker bundled as deployed, while BENCH_MOVE_WRITERS writers create, rename
  * and delete places of it and as many readers read it through the API. Then
  * every acknowledged write is read back: the report counts the lost and the
  * wrong (both must be 0) and gives the write pause and the move's length.
+ * scripts/test-move.ts runs the command itself against `npm start`.
  *
  *   npx node bench/move.ts
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { moveAccount } from "../src/db/move.ts";
 import { claimShardRange } from "../src/db/id-ranges.ts";
-import { buildBundle, startRuntime } from "./runtime.ts";
+import { buildBundle, OPERATOR_SECRET, startRuntime } from "./runtime.ts";
 import { seedScale } from "./scale-data.ts";
 import { batchOf, migrate, type D1 } from "./seed.ts";
 
@@ -27,6 +28,35 @@ type Proxy = D1 & { batch(statements: unknown[]): Promise<{ results: Record<stri
 
 const work = mkdtempSync(join(tmpdir(), "bench-move-"));
 const rt = await startRuntime(join(work, "state"), { api: buildBundle(join(work, "out")), shards: SHARDS.slice(1) });
+
+/** The move as the command asks for it: its NDJSON lines logged as they come, its report (and D1 calls) at the end. */
+async function moveThroughTheRoute(accountId: number, to: string) {
+  const response = await fetch(new URL(`/operator/accounts/${accountId}/move`, rt.api), {
+    method: "POST",
+    headers: { Authorization: `Bearer ${OPERATOR_SECRET}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ to }),
+  });
+  if (response.status !== 200) throw new Error(`the move was refused: ${response.status} ${await response.text()}`);
+  const decoder = new TextDecoder();
+  let buffered = "";
+  const reader = response.body!.getReader();
+  for (let read = await reader.read(); !read.done; read = await reader.read()) {
+    buffered += decoder.decode(read.value, { stream: true });
+    let end: number;
+    while ((end = buffered.indexOf("\n")) >= 0) {
+      const line = JSON.parse(buffered.slice(0, end)) as Record<string, unknown>;
+      buffered = buffered.slice(end + 1);
+      if (line.event === "log") log(String(line.message));
+      if (line.event === "failed") throw new Error(`the move failed: ${String(line.error)}`);
+      if (line.event === "done") {
+        const report = line.report as { copied: number; caughtUp: number; pauseMs: number };
+        return { ...report, d1Calls: Number(line.d1Calls) };
+      }
+    }
+  }
+  throw new Error("the move's lines ended without its report");
+}
+
 try {
   const dbs = Object.fromEntries(
     await Promise.all(SHARDS.map(async (name) => [name, (await rt.mf.getD1Database(name, "api")) as unknown as Proxy])),
@@ -109,14 +139,7 @@ try {
 
   log("moving the account to SHARD_2 under load");
   const started = performance.now();
-  const report = await moveAccount({
-    account: account.id,
-    to: "SHARD_2",
-    directory: batches.DB!,
-    shards: batches,
-    batchRows: 200,
-    log,
-  });
+  const report = await moveThroughTheRoute(account.id, "SHARD_2");
   const moveSeconds = (performance.now() - started) / 1000;
   stop = true;
   await Promise.all(load);
@@ -152,6 +175,7 @@ try {
       moveSeconds: Math.round(moveSeconds),
       copied: report.copied,
       caughtUp: report.caughtUp,
+      d1Calls: report.d1Calls,
       onTarget: await count("SHARD_2"),
       expectedOnTarget: PLACES + names.size - deleted.size,
       leftOnSource: await count("DB"),

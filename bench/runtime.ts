@@ -15,6 +15,8 @@ export { buildBundle, type Bundle } from "../scripts/lib/bundle.ts";
 /** Every Worker binds the same local D1 database, so the baselines read the service's data. */
 const DB_ID = "bench-db";
 export const SIGNING_KEY = "bench-signing-key-0123456789abcdef0123456789";
+/** The operator routes' secret (src/operator/auth.ts): bench/move.ts moves an account through them. */
+export const OPERATOR_SECRET = "bench-operator-secret-0123456789abcdef012345";
 
 /**
  * The publishable keys' limiter, bound for the public group as wrangler.toml binds it (so every
@@ -125,9 +127,11 @@ export async function startRuntime(persistDir: string, workers: Workers): Promis
     list.push({
       ...service,
       name: "api",
+      // The object that moves an account between shards, as wrangler.toml binds it.
+      durableObjects: { ACCOUNT_MOVES: { className: "AccountMove", useSQLite: true } },
       bindings: {
         ...config.vars,
-        ...(shards.length > 0 && { SHARDS: ["DB", ...shards].join(",") }),
+        ...(shards.length > 0 && { SHARDS: ["DB", ...shards].join(","), OPERATOR_SECRET }),
         TOKEN_SIGNING_KEY: SIGNING_KEY,
         // Webhooks to the benchmark's own receiver on 127.0.0.1 (src/webhooks/targets.ts).
         WEBHOOKS_ALLOW_LOOPBACK: "true",

@@ -1,8 +1,9 @@
 /**
  * `npm start`: runs the service locally on embedded D1 and R2 (`wrangler dev
- * --local`), after the steps scripts/lib/local-setup.ts takes (a signing key
- * in .dev.vars, pending migrations and their data fills, a development
- * client), then prints the base URL, the client's credentials and curl lines
+ * --local`), after the steps scripts/lib/local-setup.ts takes (a refusal of a
+ * wrangler.toml whose D1 bindings share a database, a signing key and an
+ * operator secret in .dev.vars, pending migrations and their data fills, a
+ * development client), then prints the base URL, the client's credentials and curl lines
  * to try it.
  *
  * When the development account has no content it offers the sample city

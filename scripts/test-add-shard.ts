@@ -3,18 +3,22 @@
  * locally (`npm run test:cli`): a copy of the project whose wrangler.toml gets
  * a second database, the steps of the guide with the project's own commands,
  * and the service answering from both databases before and after an account
- * moves between them with `npm run accounts -- move`; and, in a copy of its
+ * moves between them with `npm run accounts -- move` (asked of the running
+ * service; scripts/test-move.ts moves a large account under load); and, in a copy of its
  * own, two shards added at once, which `npm run accounts -- init` gives two
  * different id ranges. The copies keep the working tree's wrangler.toml as it is.
  */
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { execFile, spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import { promisify } from "node:util";
 import { ID_RANGE } from "../src/db/shard-plan.ts";
 import { ROOT } from "./lib/wrangler.ts";
+
+const execFileAsync = promisify(execFile);
 
 /** A copy of the project in a directory of its own, removed after the tests. */
 function copyProject(): string {
@@ -24,7 +28,7 @@ function copyProject(): string {
     cpSync(join(ROOT, entry), join(dir, entry), { recursive: true });
   }
   symlinkSync(join(ROOT, "node_modules"), join(dir, "node_modules"));
-  writeFileSync(join(dir, ".dev.vars"), `TOKEN_SIGNING_KEY=${"k".repeat(48)}\n`);
+  writeFileSync(join(dir, ".dev.vars"), `TOKEN_SIGNING_KEY=${"k".repeat(48)}\nOPERATOR_SECRET=${"o".repeat(48)}\n`);
   return dir;
 }
 
@@ -58,8 +62,8 @@ const createClient = (account: string, ...more: string[]) => {
   return { client_id, client_secret };
 };
 
-/** The copy's service under wrangler dev while `body` runs: a client's token and a request function. */
-async function serving(body: (as: (client: Client) => Promise<Api>) => Promise<void>): Promise<void> {
+/** The copy's service under wrangler dev while `body` runs: a client's token and a request function, and its URL. */
+async function serving(body: (as: (client: Client) => Promise<Api>, base: string) => Promise<void>): Promise<void> {
   const { startDevServer } = (await import(
     join(copy, "scripts/lib/dev-server.ts")
   )) as typeof import("./lib/dev-server.ts");
@@ -79,7 +83,7 @@ async function serving(body: (as: (client: Client) => Promise<Api>) => Promise<v
           headers: { Authorization: `Bearer ${access_token}`, "Content-Type": "application/json" },
           body: payload === undefined ? undefined : JSON.stringify(payload),
         });
-    });
+    }, server.base);
   } catch (error) {
     throw new Error(`${String(error)}\nwrangler dev said:\n${server.output()}`, { cause: error });
   } finally {
@@ -133,9 +137,25 @@ test("an operator adds a shard, places a new account on it and moves an old one 
     earlyPlaces = await createPlaces(await as(early), ["Louvre", "Orsay", "Pompidou"]);
   });
 
-  // Steps 2 to 4 of the guide (step 1, `wrangler d1 create`, is implicit for a local database).
+  // Steps 1 to 4 of the guide, locally: no `wrangler d1 create`, a database_id of its own. The placeholder
+  // id of DB again would make both one SQLite file: refused before anything runs.
   const toml = join(copy, "wrangler.toml");
-  writeFileSync(toml, readFileSync(toml, "utf8").replace('SHARDS = "DB"', 'SHARDS = "DB,SHARD_1"') + shardEntry(1));
+  const configured = readFileSync(toml, "utf8");
+  const withShard = (id: string) =>
+    configured.replace('SHARDS = "DB"', 'SHARDS = "DB,SHARD_1"') +
+    '\n[[d1_databases]]\nbinding = "SHARD_1"\ndatabase_name = "poi-content-shard-1"\n' +
+    `database_id = "${id}"\nmigrations_dir = "migrations"\n`;
+  writeFileSync(toml, withShard("00000000-0000-0000-0000-000000000000"));
+  const refused = spawnSync(process.execPath, ["scripts/accounts.ts", "init", ...persist], {
+    cwd: copy,
+    encoding: "utf8",
+  });
+  assert.equal(refused.status, 1);
+  assert.match(
+    refused.stderr,
+    /DB and SHARD_1 name the same database \(database_id 00000000-0000-0000-0000-000000000000\)/,
+  );
+  writeFileSync(toml, withShard("00000000-0000-0000-0000-000000000001"));
   assert.match(readFileSync(toml, "utf8"), /SHARDS = "DB,SHARD_1"/);
   wrangler("d1", "migrations", "apply", "SHARD_1", "--local", ...persist);
   assert.match(run(["scripts/accounts.ts", "init", ...persist]), /SHARD_1: allocates ids from \d+/);
@@ -155,16 +175,17 @@ test("an operator adds a shard, places a new account on it and moves an old one 
   assert.equal(placesOn("SHARD_1", "late"), 2);
   assert.equal(placesOn("DB", "late"), 0);
 
-  // Moving the early account to the new shard (under load and while serving: test/shards.test.ts and
-  // bench/move.ts; here, the command an operator runs).
-  const report = JSON.parse(
-    run(["scripts/accounts.ts", "move", "early", "--to", "SHARD_1", ...persist], 900_000)
-      .trim()
-      .split("\n")
-      .at(-1)!,
-  ) as { from: string; to: string; purged: boolean };
-  assert.deepEqual(report, { ...report, from: "DB", to: "SHARD_1", purged: true });
-  await serving(async (as) => {
+  // Moving the early account to the new shard: the command asks the running service (scripts/test-move.ts
+  // moves a large account under load).
+  await serving(async (as, base) => {
+    // Not spawnSync: the service's output must keep flowing while the command runs.
+    const { stdout } = await execFileAsync(
+      process.execPath,
+      ["scripts/accounts.ts", "move", "early", "--to", "SHARD_1", "--base", base],
+      { cwd: copy, encoding: "utf8", timeout: 900_000 },
+    );
+    const report = JSON.parse(stdout.trim().split("\n").at(-1)!) as { from: string; to: string; purged: boolean };
+    assert.deepEqual(report, { ...report, from: "DB", to: "SHARD_1", purged: true });
     const earlyApi = await as(early);
     assert.deepEqual(await names(earlyApi, earlyPlaces), ["Louvre", "Orsay", "Pompidou"]);
     const [added] = await createPlaces(earlyApi, ["Rodin"]);

@@ -12,6 +12,7 @@
  *     security-headers.ts    OWASP secure headers
  *     request-log.ts         one JSON log line per request
  *     config.ts              the deploy's configuration in `c.var.config`
+ *   then the operator routes (operator/routes.ts), which need none of what follows, and
  *     cors.ts                CORS on the configured origins
  *     signing-key-check.ts   one 503 while TOKEN_SIGNING_KEY is unusable
  *     allowed-methods.ts     405 with `Allow` for a method the path does not take
@@ -53,6 +54,7 @@ import { mediaRoutes } from "./media/routes";
 import { mediaUrls } from "./media/url";
 import { prefixedDocumentHandler, referenceRoutes } from "./openapi/routes";
 import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
+import { operatorRoutes } from "./operator/routes";
 import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
@@ -73,12 +75,17 @@ const objectJson: ObjectJson = (c) => objectsJson(mediaUrls(c));
 
 /** The app's route table, for the OpenAPI document; read on the first request, once the app exists. */
 const appRoutes = (): readonly RouterRoute[] => app.routes;
+const apiRoutes = (): readonly RouterRoute[] => appRoutes().filter((route) => !route.path.startsWith("/operator"));
 
 export const app = new Hono<AppEnv>({ strict: false })
+  .use(requestId, securityHeaders, requestLog, withConfig)
+  // For operators' tools, not browsers (no CORS), on the databases' own bindings (no D1 session).
+  .route("/operator", operatorRoutes)
   // The signing key check after CORS, so a browser can read the 503 of a service without its key.
-  .use(requestId, securityHeaders, requestLog, withConfig, corsPolicy, requireSigningKey)
-  // Before the credentials, the session and the query: a method the path does not take has no operation to check.
-  .use(checkMethod(appRoutes), d1Session)
+  .use(corsPolicy, requireSigningKey)
+  // Before the credentials, the session and the query: a method the path does not take has no operation to
+  // check. Not for /operator, whose paths stay unknown (404) to anyone without the operator secret.
+  .use(checkMethod(apiRoutes), d1Session)
   // Before the routes, so a misspelt parameter is refused before any auth or database work.
   .use(rejectUnknownQueryParameters("/v3.0/"))
   // After every successful write, the account's webhooks are told (src/webhooks/routes.ts).

@@ -8,7 +8,8 @@
  * clock skew and replica lag: a cursor in the window must never miss one),
  * and seals the secrets stored plain or under the previous signing key
  * (src/core/sealed.ts), on every shard (docs/scaling.md); then runs the data
- * fills migrations left (src/db/fills.ts) in batches, until FILL_MINUTES into the run.
+ * fills migrations left (src/db/fills.ts) in batches, until FILL_MINUTES into the run. `AccountMove`, the
+ * Durable Object that moves an account to another shard, is exported for its binding.
  */
 import { app, objectsJson } from "./app";
 import { configFor } from "./core/config";
@@ -30,6 +31,8 @@ import { sealWebhookSecrets } from "./webhooks/sealed-secrets";
  */
 const FILL_MINUTES = 12;
 const FILL_QUERIES = 800;
+
+export { AccountMove } from "./operator/account-move";
 
 export default {
   fetch: app.fetch,

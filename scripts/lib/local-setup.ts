@@ -1,53 +1,42 @@
 /**
  * What `npm start` and `npm run preview` do before they serve the local
  * service (scripts/dev.ts, scripts/preview.ts), so both serve the same data:
- * a signing key in .dev.vars, pending migrations applied to every local
+ * a wrangler.toml whose D1 bindings are distinct databases, a signing key and
+ * an operator secret in .dev.vars, pending migrations applied to every local
  * database, their data fills run, a development client (kept in
  * .dev-client.json; both files are gitignored), the sample guide offered to
  * an empty development account; then the base URL, the client's credentials
  * and curl lines to try it.
  */
-import { randomBytes } from "node:crypto";
-import { appendFileSync, existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseEnv } from "node:util";
 import { batchOn } from "../../src/db/fills.ts";
+import { DEV_VARS, ensureDevSecret } from "./dev-vars.ts";
 import { fillDatabases, fillSummary } from "./fills.ts";
 import { clientAccepts, createClient, type Execute } from "./registry.ts";
-import { migrateAll } from "./shards.ts";
+import { checkDistinctDatabases, migrateAll } from "./shards.ts";
 import { d1Execute, ROOT, type Target } from "./wrangler.ts";
 import { offerSeed, withLocalBindings } from "../seed/local.ts";
 
-const DEV_VARS = join(ROOT, ".dev.vars");
 const DEV_CLIENT = join(ROOT, ".dev-client.json");
 const DEV_ACCOUNT = "development";
 const DEV_CLIENT_NAME = "local development";
-/** The Worker refuses shorter keys (src/core/signing.ts MIN_SECRET_LENGTH). */
+/** The Worker refuses shorter secrets (src/core/signing.ts MIN_SECRET_LENGTH). */
 const MIN_KEY_LENGTH = 32;
 
 export type DevClient = { client_id: string; client_secret: string; account: string; scope: string };
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
 
-/** A signing key for local runs only; deployed Workers get theirs from `wrangler secret put`. */
+/**
+ * Secrets for local runs only (deployed Workers get theirs from `wrangler secret put`): the signing key,
+ * and the operator secret that `npm run accounts -- move` sends (scripts/lib/operator.ts).
+ */
 function ensureDevVars(): void {
-  const line = `TOKEN_SIGNING_KEY=${randomBytes(32).toString("hex")}\n`;
-  if (!existsSync(DEV_VARS)) {
-    writeFileSync(DEV_VARS, `# Local secrets for wrangler dev (not committed).\n${line}`, { mode: 0o600 });
-    say("Created .dev.vars with a random TOKEN_SIGNING_KEY.");
-    return;
-  }
-  const text = readFileSync(DEV_VARS, "utf8");
-  const current = text.match(/^\s*TOKEN_SIGNING_KEY\s*=\s*["']?([^"'\r\n]*)/m)?.[1];
-  if (current === undefined) {
-    appendFileSync(DEV_VARS, line);
-    say("Added a random TOKEN_SIGNING_KEY to .dev.vars.");
-  } else if (current.trim() === "") {
-    // Copied from .dev.vars.example and not filled in.
-    writeFileSync(DEV_VARS, text.replace(/^[ \t]*TOKEN_SIGNING_KEY[ \t]*=.*$/m, line.trimEnd()));
-    say("Set a random TOKEN_SIGNING_KEY in .dev.vars.");
-  } else if (current.trim().length < MIN_KEY_LENGTH) {
-    throw new Error(`TOKEN_SIGNING_KEY in .dev.vars must be at least ${MIN_KEY_LENGTH} characters; fix or delete it.`);
+  for (const name of ["TOKEN_SIGNING_KEY", "OPERATOR_SECRET"]) {
+    const done = ensureDevSecret(name, MIN_KEY_LENGTH);
+    if (done) say(done);
   }
 }
 
@@ -105,6 +94,7 @@ async function ensureDevClient(execute: Execute): Promise<DevClient> {
 
 /** Everything before serving, in order; the development client. */
 export async function prepareLocal(target: Target, seed: "ask" | "yes"): Promise<DevClient> {
+  checkDistinctDatabases(target);
   ensureDevVars();
   applyMigrations(target);
   await fillLocal(target);

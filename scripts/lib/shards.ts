@@ -1,7 +1,8 @@
 /**
  * The shards of the configuration (wrangler.toml `[vars] SHARDS`, docs/scaling.md)
  * as the Node scripts reach them: one `Execute` per binding, migrations for
- * every database, and where a new account goes.
+ * every database, where a new account goes, and the check that no two bindings
+ * are one database.
  */
 import { join } from "node:path";
 import { unstable_readConfig } from "wrangler";
@@ -11,10 +12,34 @@ import { literal } from "./backup.ts";
 import { sqlString, type Execute } from "./registry.ts";
 import { d1Execute, ROOT, runWranglerCaptured, targetFlags, WranglerError, type Target } from "./wrangler.ts";
 
+const readConfig = () => unstable_readConfig({ config: join(ROOT, "wrangler.toml") });
+
+/**
+ * Refuses a configuration in which two D1 bindings are one database: the same `database_id` (locally,
+ * where `preview_database_id` comes first, the same SQLite file). Every shard would then be every
+ * other, and a move between two of them would delete the account it moved.
+ */
+export function checkDistinctDatabases(target: Target): void {
+  const bindings = new Map<string, string[]>();
+  for (const { binding, database_id, preview_database_id } of readConfig().d1_databases) {
+    // wrangler dev names a local database by these, in this order (the binding when neither is set).
+    const id = (target.remote ? database_id : (preview_database_id ?? database_id)) ?? `binding ${binding}`;
+    bindings.set(id, [...(bindings.get(id) ?? []), binding]);
+  }
+  const shared = [...bindings].filter(([, names]) => names.length > 1);
+  if (shared.length === 0) return;
+  throw new WranglerError(
+    shared.map(([id, names]) => `${names.join(" and ")} name the same database (database_id ${id}).`).join(" ") +
+      " Each would be every other: a move between them would delete the account." +
+      " Give each [[d1_databases]] entry of wrangler.toml its own database_id: deployed, the id" +
+      " `npx wrangler d1 create <database_name>` printed; for a local database only, any id no other entry uses," +
+      ' such as a new UUID (node -e "console.log(crypto.randomUUID())"). See docs/operations.md, "Shards".',
+  );
+}
+
 /** The shard bindings wrangler.toml names, in order. */
 export function configuredShards(): readonly string[] {
-  const config = unstable_readConfig({ config: join(ROOT, "wrangler.toml") });
-  return shardNames(String((config.vars as Record<string, unknown>).SHARDS ?? ""));
+  return shardNames(String((readConfig().vars as Record<string, unknown>).SHARDS ?? ""));
 }
 
 /** The directory first, then every other shard: every database the service uses. */
@@ -36,7 +61,11 @@ export function migrateAll(target: Target): Map<string, number> {
   return applied;
 }
 
-/** A move's `Batch` over wrangler: the parameters written as literals, the statements as one command. */
+/**
+ * A `Batch` (src/db/id-ranges.ts) over wrangler: the parameters written as literals, the statements as one
+ * command. For the few statements of `init` and the data fills, never a move's copy: a move runs in the
+ * Worker (src/operator/account-move.ts).
+ */
 export function batchOver(target: Target, binding: string): Batch {
   const execute = d1Execute(target, binding);
   return async (statements) => {
@@ -48,13 +77,21 @@ export function batchOver(target: Target, binding: string): Batch {
   };
 }
 
-/** The shard holding the fewest places, where a new account goes unless the operator names one. */
+/**
+ * Where a new account goes unless the operator names a shard: the shard holding the fewest places, then,
+ * among those (on a fresh setup every shard holds none), the one holding the fewest accounts, then the
+ * first in SHARDS. So new accounts spread over new shards instead of all landing on the first.
+ */
 export async function emptiestShard(target: Target): Promise<string> {
-  let best: { name: string; places: number } | null = null;
+  const [placed = []] = await d1Execute(target)(["SELECT shard, count(*) AS accounts FROM accounts GROUP BY shard"]);
+  const accounts = new Map(placed.map((row) => [String(row.shard), Number(row.accounts)]));
+  let best: { name: string; places: number; accounts: number } | null = null;
   for (const name of configuredShards()) {
     const [rows = []] = await d1Execute(target, name)(["SELECT count(*) AS places FROM pinpoints"]);
-    const places = Number(rows[0]?.places ?? 0);
-    if (!best || places < best.places) best = { name, places };
+    const here = { name, places: Number(rows[0]?.places ?? 0), accounts: accounts.get(name) ?? 0 };
+    if (!best || here.places < best.places || (here.places === best.places && here.accounts < best.accounts)) {
+      best = here;
+    }
   }
   return best!.name;
 }

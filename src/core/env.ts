@@ -13,6 +13,8 @@ declare global {
       TOKEN_SIGNING_KEY?: string;
       /** The key before the last rotation, accepted for verification only. */
       TOKEN_SIGNING_KEY_PREVIOUS?: string;
+      /** The credential of the operator routes (src/operator/); unset, they do not exist (Worker secret). */
+      OPERATOR_SECRET?: string;
     }
   }
 }

@@ -81,9 +81,13 @@ export const onError: ErrorHandler<AppEnv> = async (error, c) => {
   );
 };
 
+/** What an unknown path answers: also what a path answers that must look unknown (src/operator/auth.ts). */
+export function noResourceAt(path: string): ApiError {
+  return new ApiError("not_found", `No resource at ${path}.`);
+}
+
 /**
  * 404 for a path no route has. A path some route has, asked with another method, never gets here: it is
  * a 405, answered before the credential check (http/middleware/allowed-methods.ts).
  */
-export const notFound: NotFoundHandler<AppEnv> = (c) =>
-  render(c, new ApiError("not_found", `No resource at ${c.req.path}.`));
+export const notFound: NotFoundHandler<AppEnv> = (c) => render(c, noResourceAt(c.req.path));
