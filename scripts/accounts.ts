@@ -216,7 +216,8 @@ async function main(): Promise<number> {
   const target: Target = { remote: values.remote, persistTo: values["persist-to"] };
   const [command, ...args] = positionals;
   try {
-    if (command === "move" && args.length === 1 && values.to) {
+    if (command === "move") {
+      if (args.length !== 1 || !values.to) throw new UsageError(USAGE);
       if (values["persist-to"] !== undefined) {
         throw new UsageError(
           "move asks the running service, which has its own state: start it with `npm start -- --persist-to DIR`.",

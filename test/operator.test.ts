@@ -278,7 +278,7 @@ describe("moving an account", () => {
       ),
     );
     for (const rival of rivals) {
-      const problem = await expectProblem(rival, 409, { code: "move_in_progress" });
+      const problem = await expectProblem(rival, 409, { code: "conflict" });
       expect(problem.detail).toMatch(
         new RegExp(`^A move of account ${who.accountId} to SHARD_1 has been running since `),
       );

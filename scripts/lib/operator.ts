@@ -37,7 +37,8 @@ export function serviceFrom(remote: boolean, base: string | undefined): Service 
   }
   if (!secret) {
     throw new ServiceError(
-      "There is no OPERATOR_SECRET in .dev.vars: stop `npm start` and start it again (it adds one), then run this again.",
+      "There is no OPERATOR_SECRET in .dev.vars: start `npm start` (it adds one; restart it if it is running), " +
+        "then run this again.",
     );
   }
   return { base: (base ?? LOCAL_BASE).replace(/\/+$/, ""), secret, remote };

@@ -20,7 +20,6 @@ export const problemCodes = {
   method_not_allowed: { status: 405, title: "Method not allowed" },
   conflict: { status: 409, title: "Conflict" },
   idempotency_key_in_use: { status: 409, title: "A request with this idempotency key is still being processed" },
-  move_in_progress: { status: 409, title: "The account is already being moved" },
   cursor_expired: { status: 410, title: "The change feed cursor is older than the retention window" },
   idempotency_answer_unreadable: { status: 410, title: "The answer kept for this idempotency key cannot be read" },
   precondition_failed: { status: 412, title: "Precondition failed" },

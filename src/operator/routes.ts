@@ -49,7 +49,7 @@ async function startMove(c: Context<AppEnv, MovePath, MoveInput>): Promise<Respo
   const move = await moverOf(c.env, account).start(account, to);
   if (!move.started) {
     throw new ApiError(
-      "move_in_progress",
+      "conflict",
       `A move of account ${account.id} to ${move.to} has been running since ${move.since}; ` +
         `wait for it, or stop it with DELETE ${c.req.path}.`,
     );
