@@ -331,6 +331,26 @@ export async function measureHttp(
       processes: { worker: rt.workerdPid! },
       stop: () => rt.dispose(),
     };
+    // `npm run preview` on its own copy: the same bundle on Miniflare's runtime with wrangler.toml's bindings
+    // (scripts/lib/preview.ts), every rate limiter bound and raised out of reach, as --unlimited does. Started
+    // before the wrangler dev servers, as the runtime above is: one started after them made one restart its workerd.
+    const workerds = new Set(workerdChildren());
+    const previewed = await startPreview({
+      persistTo: copy("state-preview"),
+      port: 0,
+      bundle,
+      vars: { TOKEN_SIGNING_KEY: SIGNING_KEY },
+      unlimited: true,
+      crons: false,
+    });
+    stopping(previewed.stop);
+    const preview: Server = {
+      key: "preview",
+      label: "service, npm run preview",
+      base: previewed.base.origin,
+      processes: { worker: workerdChildren().find((pid) => !workerds.has(pid))! },
+      stop: previewed.stop,
+    };
     const service = (name: string, label: string, change?: (config: RawConfig) => void) => {
       const config = servedConfig(join(dir, `${name}.json`), change);
       const flags = devFlags({ remote: false, persistTo: copy(`state-${name}`) });
@@ -364,25 +384,6 @@ export async function measureHttp(
       stopping(server.stop);
       started.push(server);
     }
-    // `npm run preview` on its own copy: the same bundle on Miniflare's runtime with wrangler.toml's bindings
-    // (scripts/lib/preview.ts), every rate limiter bound and raised out of reach, as --unlimited does.
-    const workerds = new Set(workerdChildren());
-    const previewed = await startPreview({
-      persistTo: copy("state-preview"),
-      port: 0,
-      bundle,
-      vars: { TOKEN_SIGNING_KEY: SIGNING_KEY },
-      unlimited: true,
-      crons: false,
-    });
-    stopping(previewed.stop);
-    const preview: Server = {
-      key: "preview",
-      label: "service, npm run preview",
-      base: previewed.base.origin,
-      processes: { worker: workerdChildren().find((pid) => !workerds.has(pid))! },
-      stop: previewed.stop,
-    };
     servers.push(...started, preview, miniflare);
     for (const server of servers) log(`http: ${server.key} at ${server.base}, ${JSON.stringify(server.processes)}`);
 
