@@ -75,12 +75,16 @@ const objectJson: ObjectJson = (c) => objectsJson(mediaUrls(c));
 
 /** The app's route table, for the OpenAPI document; read on the first request, once the app exists. */
 const appRoutes = (): readonly RouterRoute[] => app.routes;
-const apiRoutes = (): readonly RouterRoute[] => appRoutes().filter((route) => !route.path.startsWith("/operator"));
+const isOperatorRoute = (route: RouterRoute) => route.path.startsWith("/operator");
+const apiRoutes = (): readonly RouterRoute[] => appRoutes().filter((route) => !isOperatorRoute(route));
+const operatorRouteTable = (): readonly RouterRoute[] => appRoutes().filter(isOperatorRoute);
 
 export const app = new Hono<AppEnv>({ strict: false })
   .use(requestId, securityHeaders, requestLog, withConfig)
   // For operators' tools, not browsers (no CORS), on the databases' own bindings (no D1 session).
   .route("/operator", operatorRoutes)
+  // After the operator secret (operator/auth.ts): only the operator learns which methods a path takes.
+  .use("/operator/*", checkMethod(operatorRouteTable))
   // The signing key check after CORS, so a browser can read the 503 of a service without its key.
   .use(corsPolicy, requireSigningKey)
   // Before the credentials, the session and the query: a method the path does not take has no operation to
