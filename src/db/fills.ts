@@ -61,11 +61,11 @@ export const FILLS: Record<string, Fill> = {
  * A batch's size: it starts at FILL_ROWS rows and is halved or doubled (up to MAX_FILL_ROWS) to take
  * about FILL_BATCH_MS, so a batch of long texts stays as short as one of short texts; a batch that
  * fails is tried again at a quarter of its size, since one that ran past D1's 30 seconds changed
- * nothing. Filling the search forms takes well under a millisecond a row in local SQLite
- * (docs/operations.md, "Data fills").
+ * nothing. Filling the search forms takes 0.1 to 0.4 ms a row in local SQLite (docs/operations.md,
+ * "Data fills"), so the largest batch takes seconds even on a busy machine.
  */
 export const FILL_ROWS = 1000;
-const MAX_FILL_ROWS = 50_000;
+const MAX_FILL_ROWS = 20_000;
 export const FILL_BATCH_MS = 2000;
 const RETRIES = 3;
 
