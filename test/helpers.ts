@@ -7,6 +7,9 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env, exports } from "cloudflare:workers";
 import { expect, inject } from "vitest";
 import { app } from "../src/app";
+import { mintPersonToken } from "../src/auth/person-token";
+import type { ListRole, Role } from "../src/core/env";
+import { signingKeys } from "../src/core/signing";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
 import type { Batch, Row } from "../src/db/id-ranges";
 import { DIRECTORY, shardNames } from "../src/db/shard-plan";
@@ -218,9 +221,13 @@ export async function caller(scope = "read write", accountId?: number): Promise<
   const response = await requestToken(client);
   if (response.status !== 200) throw new Error(`token request failed: ${response.status} ${await response.text()}`);
   const { access_token: token } = await response.json<{ access_token: string }>();
+  return { ...client, ...bearerCalls(token) };
+}
+
+/** GET and JSON-sending helpers that carry `token`. */
+function bearerCalls(token: string): Pick<Caller, "token" | "get" | "send"> {
   const auth = { Authorization: `Bearer ${token}` };
   return {
-    ...client,
     token,
     get: (path, headers = {}) => fetchWith({}, path, { headers: { ...auth, ...headers } }),
     send: (method, path, body, headers = {}) =>
@@ -232,12 +239,64 @@ export async function caller(scope = "read write", accountId?: number): Promise<
   };
 }
 
+let people = 0;
+
+/** A person, made directly in the directory as `npm run people -- create` does, with an open session. */
+export async function createPerson(email = `person-${++people}-${crypto.randomUUID()}@example.test`) {
+  const person = await env.DB.prepare("INSERT INTO people (email, email_key, name) VALUES (?, ?, ?) RETURNING id")
+    .bind(email, email.toLowerCase(), `Person ${people}`)
+    .first<{ id: number }>();
+  const sessionId = crypto.randomUUID();
+  const now = Date.now();
+  await env.DB.prepare(
+    "INSERT INTO sessions (id, person_id, second_factor, last_seen_at, expires_at) VALUES (?, ?, 'none', ?, ?)",
+  )
+    .bind(sessionId, person!.id, now, now + 3_600_000)
+    .run();
+  return { personId: person!.id, sessionId, email };
+}
+
+export type PersonCaller = Pick<Caller, "token" | "get" | "send"> & {
+  accountId: number;
+  personId: number;
+  sessionId: string;
+};
+
+/**
+ * A person acting in `accountId` (a fresh one by default) with a token minted from their session: a member
+ * with `role`, or, with `role` null, someone who only collaborates on the lists `lists` gives.
+ */
+export async function personCaller(
+  role: Role | null,
+  options: { accountId?: number; lists?: [number, ListRole][]; person?: Awaited<ReturnType<typeof createPerson>> } = {},
+): Promise<PersonCaller> {
+  const accountId = options.accountId ?? (await createAccount());
+  const person = options.person ?? (await createPerson());
+  if (role !== null) {
+    await env.DB.prepare("INSERT INTO members (account_id, person_id, role) VALUES (?, ?, ?)")
+      .bind(accountId, person.personId, role)
+      .run();
+  }
+  for (const [listId, listRole] of options.lists ?? []) {
+    await env.DB.prepare("INSERT INTO list_collaborators (account_id, list_id, person_id, role) VALUES (?, ?, ?, ?)")
+      .bind(accountId, listId, person.personId, listRole)
+      .run();
+  }
+  const { token } = await mintPersonToken((await signingKeys(env)).current, {
+    personId: person.personId,
+    sessionId: person.sessionId,
+    accountId,
+    scope: "read write",
+  });
+  return { accountId, personId: person.personId, sessionId: person.sessionId, ...bearerCalls(token) };
+}
+
 export async function json<T = Record<string, unknown>>(response: Response): Promise<T> {
   return response.json<T>();
 }
 
 /** Creates a pinpoint and returns its JSON. */
-export async function createPinpoint(who: Caller, fields: Record<string, unknown> = {}) {
+export async function createPinpoint(who: Pick<Caller, "send">, fields: Record<string, unknown> = {}) {
   const response = await who.send("POST", "/v3.0/pinpoints", {
     name: "Place",
     latitude: 48.85,
@@ -263,7 +322,7 @@ export async function createCategories(accountId: number, names: readonly string
   return ids;
 }
 
-export async function createList(who: Caller, fields: Record<string, unknown> = {}) {
+export async function createList(who: Pick<Caller, "send">, fields: Record<string, unknown> = {}) {
   const response = await who.send("POST", "/v3.0/lists", { name: "List", ...fields });
   if (response.status !== 201) throw new Error(`create failed: ${response.status} ${await response.text()}`);
   return response.json<{ id: number } & Record<string, unknown>>();

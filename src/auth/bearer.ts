@@ -10,7 +10,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import { clock } from "../core/clock";
-import type { AppEnv } from "../core/env";
+import type { AppEnv, ClientPrincipal, PersonPrincipal } from "../core/env";
 import { scopeFor } from "../core/scopes";
 import { ApiError } from "../core/problem";
 import { PUBLISHABLE_KEY_PREFIX } from "../core/secrets";
@@ -20,7 +20,9 @@ import { matchedOperation } from "../http/route-metadata";
 import { clientInGoodStanding } from "./client-status";
 import { signingKeys } from "../core/signing";
 import { assertOriginAllowed, authenticateKey, type ResolvedKey } from "./publishable-keys";
-import { verifyToken } from "./tokens";
+import { personIdOf } from "./person-token";
+import { personStanding } from "./person-status";
+import { verifyToken, type TokenClaims } from "./tokens";
 
 const REALM = 'Bearer realm="api"';
 
@@ -72,6 +74,29 @@ async function keyPrincipal(c: Context<AppEnv>, key: string): Promise<ResolvedKe
   return resolved;
 }
 
+async function clientOf(c: Context<AppEnv>, claims: TokenClaims): Promise<ClientPrincipal> {
+  const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
+  if (!(await clientInGoodStanding(c.env.DB, claims.sub, claims.ver, waitUntil))) {
+    throw unauthorized("The client was revoked or its secret rotated; request a new token.", true);
+  }
+  return { kind: "client", clientId: claims.sub, accountId: claims.acc, scopes: claims.scope.split(" ") };
+}
+
+/** A person's token: the session it came from must be open and the person still in the account. */
+async function personOf(c: Context<AppEnv>, claims: TokenClaims, sessionId: string): Promise<PersonPrincipal> {
+  const personId = personIdOf(claims.sub);
+  const standing =
+    personId === null ? null : await personStanding(c.env.DB, personId, sessionId, claims.acc, clock.now());
+  if (personId === null || standing === null) {
+    throw unauthorized("The session has ended or you are no longer in this account; sign in again.", true);
+  }
+  // The token's scopes, narrowed by the role the person has now: a viewer (or a list viewer only) reads.
+  const canWrite =
+    standing.role === null ? [...standing.lists.values()].includes("editor") : standing.role !== "viewer";
+  const scopes = claims.scope.split(" ").filter((scope) => scope !== "write" || canWrite);
+  return { kind: "person", personId, sessionId, accountId: claims.acc, ...standing, scopes };
+}
+
 export const requireToken = () =>
   createMiddleware<AppEnv>(async function requireToken(c, next) {
     const { credential: token, inQuery } = credentialOf(c);
@@ -96,19 +121,14 @@ export const requireToken = () =>
     const result = await verifyToken(token, await signingKeys(c.env), Math.floor(clock.now() / 1000));
     if (result.kind === "invalid") throw unauthorized(result.reason, true);
     const { claims } = result;
-    const waitUntil = (p: Promise<unknown>) => c.executionCtx.waitUntil(p);
-    if (!(await clientInGoodStanding(c.env.DB, claims.sub, claims.ver, waitUntil))) {
-      throw unauthorized("The client was revoked or its secret rotated; request a new token.", true);
-    }
-
-    const scopes = claims.scope.split(" ");
+    const principal = claims.sid === undefined ? await clientOf(c, claims) : await personOf(c, claims, claims.sid);
     const needed = scopeFor(c.req.method);
-    if (!scopes.includes(needed)) {
+    if (!principal.scopes.includes(needed)) {
       throw new ApiError("insufficient_scope", `This operation needs the "${needed}" scope.`, {
         headers: { "WWW-Authenticate": `${REALM}, error="insufficient_scope", scope="${needed}"` },
       });
     }
-    c.set("principal", { kind: "client", clientId: claims.sub, accountId: claims.acc, scopes });
+    c.set("principal", principal);
     await useAccount(claims.acc);
     await next();
     // The handler may have replaced the response; the rule above still holds. An answer to a

@@ -8,14 +8,16 @@ import { base64urlDecode, base64urlEncode, utf8 } from "../core/crypto";
 import { hmacSign, hmacVerify, keyById, type SigningKey, type SigningKeys } from "../core/signing";
 
 export type TokenClaims = {
-  /** client id */
+  /** client id, or `person:<id>` for a person's token (with `sid`) */
   sub: string;
   /** account id */
   acc: number;
   /** space-separated scopes */
   scope: string;
-  /** the client's secret version when the token was issued */
+  /** the client's secret version when the token was issued; for a person, their standing's version */
   ver: number;
+  /** a person's token only: the id of the session it was minted from */
+  sid?: string;
   /** issued at, seconds */
   iat: number;
   /** expires at, seconds */
@@ -54,7 +56,8 @@ function isClaims(value: Record<string, unknown>): value is TokenClaims {
     typeof value.scope === "string" &&
     Number.isSafeInteger(value.ver) &&
     Number.isSafeInteger(value.iat) &&
-    Number.isSafeInteger(value.exp)
+    Number.isSafeInteger(value.exp) &&
+    (value.sid === undefined || typeof value.sid === "string")
   );
 }
 

@@ -29,6 +29,28 @@ export type ClientPrincipal = {
   scopes: readonly string[];
 };
 
+/** An account's role for a member (docs/people-and-roles.md). */
+export type Role = "owner" | "admin" | "editor" | "contributor" | "viewer";
+/** A person's role on one list they were given without being a member of its account. */
+export type ListRole = "editor" | "viewer";
+
+/**
+ * A person calling with an access token minted from their session
+ * (src/auth/person-status.ts): `role` is their role in the account (null
+ * when they only collaborate on some of its lists, `lists`), read from the
+ * directory at every request, so a removed member or a lowered role takes
+ * effect at once.
+ */
+export type PersonPrincipal = {
+  kind: "person";
+  personId: number;
+  sessionId: string;
+  accountId: number;
+  role: Role | null;
+  lists: ReadonlyMap<number, ListRole>;
+  scopes: readonly string[];
+};
+
 /**
  * A position in a database, as a D1 session reports it: D1's bookmark and the
  * binding name of the database it is a position of (a shard, or the directory).
@@ -59,7 +81,7 @@ export type KeyPrincipal = {
 };
 
 /** Who is calling. */
-export type Principal = ClientPrincipal | KeyPrincipal;
+export type Principal = ClientPrincipal | PersonPrincipal | KeyPrincipal;
 
 export type AppEnv = {
   Bindings: Bindings;

@@ -119,6 +119,176 @@ export const clients = sqliteTable(
 );
 
 /**
+ * People who sign in (docs/people-and-roles.md), in the directory. `email` as
+ * given; `email_key`, its lower-cased NFC form, is what makes an address
+ * unique and what sign-in looks up. `password_hash` is null for a person who
+ * signs in with passkeys only; `totp_secret` is sealed (src/core/sealed.ts),
+ * and the second factor is on once `totp_enabled_at` is set.
+ */
+export const people = sqliteTable("people", {
+  id: integer().primaryKey({ autoIncrement: true }),
+  email: text().notNull(),
+  email_key: text().notNull().unique(),
+  name: text().notNull(),
+  password_hash: text(),
+  totp_secret: text(),
+  totp_enabled_at: integer({ mode: "timestamp_ms" }),
+  created_at: createdAt(),
+  updated_at: updatedAt(),
+});
+
+/** A person's WebAuthn credentials; `id` is the credential id, base64url. */
+export const passkeys = sqliteTable(
+  "passkeys",
+  {
+    id: text().primaryKey(),
+    person_id: integer()
+      .notNull()
+      .references(() => people.id, { onDelete: "cascade" }),
+    name: text().notNull(),
+    public_key: text().notNull(),
+    counter: integer().notNull().default(0),
+    transports: text({ mode: "json" }).$type<string[]>(),
+    created_at: createdAt(),
+    last_used_at: integer({ mode: "timestamp_ms" }),
+  },
+  (t) => [index("passkeys_person_idx").on(t.person_id)],
+);
+
+/** Single-use codes that stand in for the second factor; only their SHA-256 hashes are kept. */
+export const recoveryCodes = sqliteTable(
+  "recovery_codes",
+  {
+    person_id: integer()
+      .notNull()
+      .references(() => people.id, { onDelete: "cascade" }),
+    code_hash: text().notNull(),
+    used_at: integer({ mode: "timestamp_ms" }),
+  },
+  (t) => [primaryKey({ columns: [t.person_id, t.code_hash] })],
+);
+
+/**
+ * Signed-in browsers. `id` is the SHA-256 hash of the cookie's secret, so
+ * the table alone signs nobody in. `account_id` is the account the person
+ * acts in; `second_factor` is `pending` between the password and the TOTP
+ * code. A session ends at `expires_at` (absolute), after the idle timeout
+ * since `last_seen_at`, or when `revoked_at` is set.
+ */
+export const sessions = sqliteTable(
+  "sessions",
+  {
+    id: text().primaryKey(),
+    person_id: integer()
+      .notNull()
+      .references(() => people.id, { onDelete: "cascade" }),
+    account_id: integer().references(() => accounts.id, { onDelete: "set null" }),
+    second_factor: text({ enum: ["pending", "done", "none"] }).notNull(),
+    user_agent: text(),
+    created_at: createdAt(),
+    last_seen_at: integer({ mode: "timestamp_ms" }).notNull(),
+    expires_at: integer({ mode: "timestamp_ms" }).notNull(),
+    revoked_at: integer({ mode: "timestamp_ms" }),
+  },
+  (t) => [index("sessions_person_idx").on(t.person_id)],
+);
+
+/**
+ * An account's members and their roles (src/auth/roles.ts). `version`
+ * grows at every change of the role and is copied into the person's access
+ * tokens, so a token minted before a change is refused at its next request.
+ */
+export const members = sqliteTable(
+  "members",
+  {
+    account_id: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    person_id: integer()
+      .notNull()
+      .references(() => people.id, { onDelete: "cascade" }),
+    role: text({ enum: ["owner", "admin", "editor", "contributor", "viewer"] }).notNull(),
+    version: integer().notNull().default(1),
+    created_at: createdAt(),
+    updated_at: updatedAt(),
+  },
+  (t) => [primaryKey({ columns: [t.account_id, t.person_id] }), index("members_person_idx").on(t.person_id)],
+);
+
+/**
+ * People given one list (and the pinpoints in it) without being members of
+ * its account. The list lives on the account's shard; this row lives in the
+ * directory beside the members, where every request's standing is read.
+ */
+export const listCollaborators = sqliteTable(
+  "list_collaborators",
+  {
+    account_id: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    list_id: integer().notNull(),
+    person_id: integer()
+      .notNull()
+      .references(() => people.id, { onDelete: "cascade" }),
+    role: text({ enum: ["editor", "viewer"] }).notNull(),
+    version: integer().notNull().default(1),
+    created_at: createdAt(),
+    updated_at: updatedAt(),
+  },
+  (t) => [
+    primaryKey({ columns: [t.list_id, t.person_id] }),
+    index("list_collaborators_person_idx").on(t.person_id, t.account_id),
+  ],
+);
+
+/**
+ * Invitations to an account (with a role) or to one list (`list_id`, with a
+ * list role). Only the SHA-256 hash of the link's secret is kept; a link is
+ * good once, until `expires_at`, unless `revoked_at` is set.
+ */
+export const invitations = sqliteTable(
+  "invitations",
+  {
+    id: integer().primaryKey({ autoIncrement: true }),
+    account_id: integer()
+      .notNull()
+      .references(() => accounts.id, { onDelete: "cascade" }),
+    email: text().notNull(),
+    email_key: text().notNull(),
+    role: text({ enum: ["owner", "admin", "editor", "contributor", "viewer"] }).notNull(),
+    list_id: integer(),
+    token_hash: text().notNull().unique(),
+    invited_by: text().notNull(),
+    expires_at: integer({ mode: "timestamp_ms" }).notNull(),
+    accepted_at: integer({ mode: "timestamp_ms" }),
+    accepted_by: integer().references(() => people.id, { onDelete: "set null" }),
+    revoked_at: integer({ mode: "timestamp_ms" }),
+    created_at: createdAt(),
+  },
+  (t) => [index("invitations_account_idx").on(t.account_id, t.id)],
+);
+
+/**
+ * Short-lived single-use secrets of the sign-in flows: a password reset link
+ * (`reset`), a WebAuthn challenge (`passkey`). Only the SHA-256 hash of the
+ * secret is kept; `person_id` is null for a challenge issued before anyone
+ * is known (a passkey sign-in).
+ */
+export const authTickets = sqliteTable(
+  "auth_tickets",
+  {
+    id: text().primaryKey(),
+    kind: text({ enum: ["reset", "passkey"] }).notNull(),
+    person_id: integer().references(() => people.id, { onDelete: "cascade" }),
+    payload: text(),
+    expires_at: integer({ mode: "timestamp_ms" }).notNull(),
+    used_at: integer({ mode: "timestamp_ms" }),
+    created_at: createdAt(),
+  },
+  (t) => [index("auth_tickets_expiry_idx").on(t.expires_at)],
+);
+
+/**
  * Shared icons. `accountId` null marks a built-in category (id 1), readable and
  * usable by everyone and changeable by no one.
  */

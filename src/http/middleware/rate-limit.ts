@@ -101,12 +101,16 @@ export const publicRatePolicy = () => advertise(() => [PUBLIC]);
 export const limitKeyViewer = (c: Context<AppEnv>, keyId: number) =>
   enforce(c, [[PUBLIC, `${keyId} ${viewerAddress(c)}`]]);
 
-/** After the credential check: counts the request against its client id, or its key and the viewer's address. */
+/**
+ * After the credential check: counts the request against its client id, its person (one budget across their
+ * sessions and accounts, as a client's across its tokens), or its key and the viewer's address.
+ */
 export const clientRateLimit = () =>
   createMiddleware<AppEnv>(async function clientRateLimit(c, next) {
     const principal = c.var.principal;
     if (principal.kind === "key") await limitKeyViewer(c, principal.keyId);
-    else await enforce(c, [[CLIENT, principal.clientId]]);
+    else
+      await enforce(c, [[CLIENT, principal.kind === "client" ? principal.clientId : `person:${principal.personId}`]]);
     await next();
   });
 

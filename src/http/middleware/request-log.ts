@@ -20,6 +20,8 @@ export type RequestLogLine = {
   duration_ms: number;
   account_id: number | null;
   client_id: string | null;
+  /** The person whose token made the request. */
+  person_id: number | null;
   /** The publishable key of a public read. */
   key_id: number | null;
 };
@@ -67,6 +69,7 @@ export const requestLog = createMiddleware<AppEnv>(async function requestLog(c, 
     duration_ms: Math.round(performance.now() - started),
     account_id: principal?.accountId ?? null,
     client_id: principal?.kind === "client" ? principal.clientId : null,
+    person_id: principal?.kind === "person" ? principal.personId : null,
     key_id: principal?.kind === "key" ? principal.keyId : null,
   };
   // console.info for the lines at level info: Workers Logs files them as info, and `wrangler dev`
