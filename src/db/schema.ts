@@ -53,6 +53,11 @@ const updatedAt = () =>
  * is the row's strong ETag and what a conditional write checks in its WHERE.
  */
 const version = () => integer().notNull().default(1);
+/**
+ * Who wrote a row (src/auth/actor.ts): `person:<id>` or `client:<id>`; null
+ * for rows written before the service recorded it.
+ */
+const actor = () => text();
 
 /**
  * Owner of content; several API clients (applications) may share one account.
@@ -302,6 +307,8 @@ export const categories = sqliteTable(
     created_at: createdAt(),
     updated_at: updatedAt(),
     version: version(),
+    created_by: actor(),
+    updated_by: actor(),
   },
   (t) => [
     index("categories_account_idx").on(t.account_id, t.id),
@@ -338,6 +345,8 @@ export const pinpoints = sqliteTable(
     created_at: createdAt(),
     updated_at: updatedAt(),
     version: version(),
+    created_by: actor(),
+    updated_by: actor(),
   },
   (t) => [
     index("pinpoints_account_idx").on(t.account_id, t.id),
@@ -358,6 +367,8 @@ export const lists = sqliteTable(
     created_at: createdAt(),
     updated_at: updatedAt(),
     version: version(),
+    created_by: actor(),
+    updated_by: actor(),
   },
   (t) => [index("lists_account_idx").on(t.account_id, t.id)],
 );
@@ -420,6 +431,8 @@ export const events = sqliteTable(
     created_at: createdAt(),
     updated_at: updatedAt(),
     version: version(),
+    created_by: actor(),
+    updated_by: actor(),
   },
   (t) => [
     index("events_account_idx").on(t.account_id, t.id),
