@@ -11,32 +11,16 @@
  *
  *   npx node bench/fill.ts [PLACES] [SHARE]     # default 1,000,000 places, 10% in Japanese
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { loadavg, tmpdir } from "node:os";
-import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { rmSync } from "node:fs";
+import { loadavg } from "node:os";
 import { runFills, type FillProgress } from "../src/db/fills.ts";
 import type { Batch, Row } from "../src/db/move.ts";
 import { seedScale } from "./scale-data.ts";
-import type { D1 } from "./seed.ts";
+import { sqliteShard } from "./sqlite-shard.ts";
 
 const places = Number(process.argv[2] ?? 1_000_000);
 const share = Number(process.argv[3] ?? 0.1);
-const dir = mkdtempSync(join(tmpdir(), "fill-"));
-const sqlite = new DatabaseSync(join(dir, "shard.sqlite"));
-sqlite.exec("PRAGMA foreign_keys = ON");
-
-/** D1's surface over node:sqlite, as much of it as the seeder uses. */
-function statement(sql: string, values: unknown[] = []) {
-  const run = () => sqlite.prepare(sql).run(...(values as never[]));
-  return {
-    bind: (...next: unknown[]) => statement(sql, next),
-    run: async () => ({ meta: { changes: Number(run().changes) } }),
-    first: async <T>() => (sqlite.prepare(sql).get(...(values as never[])) ?? null) as T | null,
-    all: async <T>() => ({ results: sqlite.prepare(sql).all(...(values as never[])) as T[] }),
-  };
-}
-const db = { prepare: (sql: string) => statement(sql), batch: async () => [] } as unknown as D1;
+const { dir, sqlite, db } = sqliteShard("fill");
 
 /** A `Batch` as D1 runs one: every statement in one transaction. */
 const batch: Batch = async (statements) => {
@@ -58,13 +42,6 @@ const batch: Batch = async (statements) => {
   }
 };
 
-for (const migration of readdirSync("migrations")
-  .filter((name) => name.endsWith(".sql"))
-  .sort()) {
-  for (const part of readFileSync(join("migrations", migration), "utf8").split("--> statement-breakpoint")) {
-    if (part.trim()) sqlite.exec(part);
-  }
-}
 const seeding = performance.now();
 await seedScale(db, places, (rows) => process.stderr.write(`\r${rows} places`));
 const every = Math.round(1 / share);

@@ -7,38 +7,12 @@
  *
  *   npx node bench/shard-size.ts [PLACES]      # default 1,000,000
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
+import { rmSync } from "node:fs";
 import { seedScale } from "./scale-data.ts";
-import type { D1 } from "./seed.ts";
+import { sqliteShard } from "./sqlite-shard.ts";
 
 const places = Number(process.argv[2] ?? 1_000_000);
-const dir = mkdtempSync(join(tmpdir(), "shard-size-"));
-const file = join(dir, "shard.sqlite");
-const sqlite = new DatabaseSync(file);
-sqlite.exec("PRAGMA foreign_keys = ON");
-
-/** D1's surface over node:sqlite, as much of it as the seeder uses. */
-function statement(sql: string, values: unknown[] = []) {
-  const run = () => sqlite.prepare(sql).run(...(values as never[]));
-  return {
-    bind: (...next: unknown[]) => statement(sql, next),
-    run: async () => ({ meta: { changes: Number(run().changes) } }),
-    first: async <T>() => (sqlite.prepare(sql).get(...(values as never[])) ?? null) as T | null,
-    all: async <T>() => ({ results: sqlite.prepare(sql).all(...(values as never[])) as T[] }),
-  };
-}
-const db = { prepare: (sql: string) => statement(sql), batch: async () => [] } as unknown as D1;
-
-for (const migration of readdirSync("migrations")
-  .filter((name) => name.endsWith(".sql"))
-  .sort()) {
-  for (const part of readFileSync(join("migrations", migration), "utf8").split("--> statement-breakpoint")) {
-    if (part.trim()) sqlite.exec(part);
-  }
-}
+const { dir, sqlite, db } = sqliteShard("shard-size");
 const started = performance.now();
 await seedScale(db, places, (rows) => process.stderr.write(`\r${rows} places`));
 sqlite.exec("VACUUM");

@@ -9,7 +9,7 @@
  *   npm run fill -- --remote [--batch-ms N]
  *   npm run fill [-- --persist-to DIR]
  */
-import { parseArgs } from "node:util";
+import { commandLine } from "./lib/command-line.ts";
 import { batchOver } from "./lib/shards.ts";
 import { fillDatabases, fillSummary } from "./lib/fills.ts";
 import type { Target } from "./lib/wrangler.ts";
@@ -30,24 +30,12 @@ Options:
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
 function main(): Promise<number> | number {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        remote: { type: "boolean" },
-        "persist-to": { type: "string" },
-        "batch-ms": { type: "string" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    say(USAGE);
-    return 0;
-  }
+  const values = commandLine(USAGE, {
+    remote: { type: "boolean" },
+    "persist-to": { type: "string" },
+    "batch-ms": { type: "string" },
+  });
+  if (typeof values === "number") return values;
   const batchMs = Number(values["batch-ms"] ?? (values.remote ? 5000 : 2000));
   if (!Number.isFinite(batchMs) || batchMs < 100) {
     process.stderr.write(`--batch-ms must be a number of milliseconds, at least 100.\n`);

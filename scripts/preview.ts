@@ -12,7 +12,7 @@
  */
 import { rmSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseArgs } from "node:util";
+import { commandLine } from "./lib/command-line.ts";
 import { buildBundle } from "./lib/bundle.ts";
 import { devVars, portOption, prepareLocal, printWelcome } from "./lib/local-setup.ts";
 import { startPreview } from "./lib/preview.ts";
@@ -39,26 +39,14 @@ Options:
 const say = (line = "") => process.stdout.write(`${line}\n`);
 
 async function main(): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      options: {
-        port: { type: "string" },
-        "persist-to": { type: "string" },
-        seed: { type: "boolean" },
-        unlimited: { type: "boolean" },
-        "log-requests": { type: "boolean" },
-        help: { type: "boolean", short: "h" },
-      },
-    }));
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (values.help) {
-    say(USAGE);
-    return 0;
-  }
+  const values = commandLine(USAGE, {
+    port: { type: "string" },
+    "persist-to": { type: "string" },
+    seed: { type: "boolean" },
+    unlimited: { type: "boolean" },
+    "log-requests": { type: "boolean" },
+  });
+  if (typeof values === "number") return values;
   const port = portOption(values.port);
   const target: Target = { remote: false, persistTo: values["persist-to"] };
   const client = await prepareLocal(target, values.seed ? "yes" : "ask");
