@@ -17,6 +17,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, wr
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
+import type { MoveReport } from "../src/db/move.ts";
 import { freePort } from "./lib/dev-server.ts";
 import { ROOT } from "./lib/wrangler.ts";
 
@@ -107,31 +108,32 @@ function fillSql(account: number): string {
   return `${lines.join("\n")}\n`;
 }
 
+/** A command in the copy, in a process group of its own, its stdout and stderr gathered as one text. */
+function spawnInCopy(command: string, args: string[]): { child: ChildProcess; output: () => string } {
+  const child = spawn(command, args, { cwd: copy, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
+  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  return { child, output: () => output };
+}
+
 /** `npm start` in the copy, on `port`, until `stop`. */
 async function startService(
   port: number,
 ): Promise<{ base: string; group: number; stop: () => Promise<void>; output: () => string }> {
-  const child = spawn(process.execPath, ["scripts/dev.ts", "--port", String(port), ...persist], {
-    cwd: copy,
-    env,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  const { child, output } = spawnInCopy(process.execPath, ["scripts/dev.ts", "--port", String(port), ...persist]);
   const base = `http://localhost:${port}`;
   const stop = () => stopGroup(child);
   for (const deadline = Date.now() + 120_000; Date.now() < deadline && child.exitCode === null;) {
     try {
       await fetch(`${base}/v3.0/openapi.json`);
-      return { base, group: child.pid!, stop, output: () => output };
+      return { base, group: child.pid!, stop, output };
     } catch {
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }
   await stop();
-  throw new Error(`npm start did not serve:\n${output}`);
+  throw new Error(`npm start did not serve:\n${output()}`);
 }
 
 function stopGroup(child: ChildProcess): Promise<void> {
@@ -152,20 +154,12 @@ function moveCommand(args: string[]): {
   child: ChildProcess;
   output: () => string;
 } {
-  const child = spawn("npm", ["run", "--silent", "accounts", "--", "move", ...args], {
-    cwd: copy,
-    env,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout!.on("data", (chunk: Buffer) => (output += chunk));
-  child.stderr!.on("data", (chunk: Buffer) => (output += chunk));
+  const { child, output } = spawnInCopy("npm", ["run", "--silent", "accounts", "--", "move", ...args]);
   // Once npm has exited and the command's output has all been read.
   const done = new Promise<{ code: number | null; signal: string | null; output: string }>((resolve) =>
-    child.on("close", (code, signal) => resolve({ code, signal, output })),
+    child.on("close", (code, signal) => resolve({ code, signal, output: output() })),
   );
-  return { done, child, output: () => output };
+  return { done, child, output };
 }
 
 /**
@@ -458,14 +452,7 @@ test(`an operator moves an account of ${PLACES.toLocaleString("en-US")} places u
     assert.equal(moved.code, 0, moved.output);
     assert.equal(moved.signal, null);
     const lines = moved.output.trim().split("\n");
-    const report = JSON.parse(lines.at(-1)!) as {
-      from: string;
-      to: string;
-      copied: number;
-      caughtUp: number;
-      pauseMs: number;
-      purged: boolean;
-    };
+    const report = JSON.parse(lines.at(-1)!) as MoveReport;
     assert.deepEqual(report, { ...report, from: "SHARD_1", to: "SHARD_2", purged: true });
     const printedPause = /the account's writes were paused for (\d+) ms\./.exec(moved.output);
     assert.equal(Number(printedPause?.[1]), report.pauseMs, moved.output);

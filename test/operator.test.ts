@@ -316,11 +316,7 @@ describe("moving an account", () => {
       interrupted: true,
       error: "Interrupted before the switch: the account stays on its source.",
     });
-    expect(await shardOf(who.accountId)).toBe("SHARD_2");
-    expect(await placesOn("SHARD_2", who.accountId)).toBe(2000);
-    // Its writes are taken on the source at once: no pause left behind.
-    const write = await who.send("POST", "/v3.0/pinpoints", { name: "after the stop", latitude: 1, longitude: 2 });
-    expect(write.status, await write.clone().text()).toBe(201);
+    await expectWholeAndWritable(who, "SHARD_2", 2000);
 
     // Run again, it moves everything, the write made meanwhile included.
     const again = await readLines(await asOperator(movePath(who.accountId), moveRequest("DB")));
@@ -336,13 +332,14 @@ describe("moving an account", () => {
     await lines.cancel();
     await settled(who.accountId);
 
-    expect(await shardOf(who.accountId)).toBe("SHARD_1");
-    expect(await placesOn("SHARD_1", who.accountId)).toBe(2000);
-    const write = await who.send("POST", "/v3.0/pinpoints", {
-      name: "after the client left",
-      latitude: 1,
-      longitude: 2,
-    });
-    expect(write.status, await write.clone().text()).toBe(201);
+    await expectWholeAndWritable(who, "SHARD_1", 2000);
   });
 });
+
+/** An interrupted move left the account on `shard` with its `places`, and its writes are taken there at once. */
+async function expectWholeAndWritable(who: Caller, shard: string, places: number): Promise<void> {
+  expect(await shardOf(who.accountId)).toBe(shard);
+  expect(await placesOn(shard, who.accountId)).toBe(places);
+  const write = await who.send("POST", "/v3.0/pinpoints", { name: "after the move", latitude: 1, longitude: 2 });
+  expect(write.status, await write.clone().text()).toBe(201);
+}
