@@ -12,7 +12,8 @@ import { ROOT } from "./wrangler.ts";
 
 /** The first ```sh block after the heading line `heading` of the document `file`. */
 export function shellBlock(file: string, heading: string): string {
-  const text = readFileSync(join(ROOT, file), "utf8");
+  // A newline before the text, so a heading on the document's first line is found as any other.
+  const text = `\n${readFileSync(join(ROOT, file), "utf8")}`;
   const from = text.indexOf(`\n${heading}\n`);
   assert.notEqual(from, -1, `${file} has no heading "${heading}"`);
   const open = text.indexOf("```sh\n", from);
