@@ -495,12 +495,14 @@ test("docs/registering-clients.md's commands run as written, the placeholders ho
   const lines = commands(shellBlock("docs/registering-clients.md", "# Registering clients"));
   assert.ok(lines.length >= 10, lines.join("\n"));
   const filled: Record<string, string> = {};
-  let printed = "";
+  // What the last `create` and `keys create` printed: each placeholder holds what its comment names.
+  const printed: Record<"create" | "keys create", string> = { create: "", "keys create": "" };
   for (const line of lines) {
     const placeholder = /^(CLIENT_ID|KEY_ID)=\.\.\. /.exec(line)?.[1];
     if (placeholder) {
-      const shown = (placeholder === "CLIENT_ID" ? /client_id:\s+(\S+)/ : /^\s*id:\s+(\d+)$/m).exec(printed)?.[1];
-      assert.ok(shown, `${placeholder} is not in what the command before printed:\n${printed}`);
+      const by = placeholder === "CLIENT_ID" ? "create" : "keys create";
+      const shown = (placeholder === "CLIENT_ID" ? /client_id:\s+(\S+)/ : /^\s*id:\s+(\d+)$/m).exec(printed[by])?.[1];
+      assert.ok(shown, `${placeholder} is not in what ${by} printed:\n${printed[by]}`);
       filled[placeholder] = shown;
       continue;
     }
@@ -514,7 +516,8 @@ test("docs/registering-clients.md's commands run as written, the placeholders ho
       timeout: 120_000,
     });
     assert.equal(result.status, 0, `${line}\n${result.stdout}${result.stderr}`);
-    printed = result.stdout;
+    const command = /^npm run clients -- (keys create|create) /.exec(line)?.[1] as keyof typeof printed | undefined;
+    if (command) printed[command] = result.stdout;
   }
   assert.deepEqual(Object.keys(filled).sort(), ["CLIENT_ID", "KEY_ID"]);
 });
