@@ -388,13 +388,14 @@ export async function received(name: string): Promise<Received[]> {
 /** The password test people sign in with unless a test gives another. */
 export const PASSWORD = "a long phrase only tests know";
 
-/** A person (as createPerson makes one) who signs in with `password`. */
+/** A person (as createPerson makes one, but not signed in anywhere) who signs in with `password`. */
 export async function personWithPassword(password = PASSWORD, email?: string) {
-  const person = await createPerson(email);
-  await env.DB.prepare("UPDATE people SET password_hash = ? WHERE id = ?")
-    .bind(await hashPassword(password), person.personId)
-    .run();
-  return { ...person, password };
+  const { personId, email: address } = await createPerson(email);
+  await env.DB.batch([
+    env.DB.prepare("UPDATE people SET password_hash = ? WHERE id = ?").bind(await hashPassword(password), personId),
+    env.DB.prepare("DELETE FROM sessions WHERE person_id = ?").bind(personId),
+  ]);
+  return { personId, email: address, password };
 }
 
 /** Adds a person to an account with a role, as accepting an invitation does. */
