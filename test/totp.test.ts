@@ -4,10 +4,14 @@
  * vectors, then used to turn TOTP on, sign in with it, refuse a code used twice, and turn it off.
  */
 import { createHmac } from "node:crypto";
+import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { clock } from "../src/core/clock";
 import { parseConfig } from "../src/core/config";
+import { sealedPrefix, sealingKeys } from "../src/core/sealed";
+import worker from "../src/index";
+import { sealTotp } from "../src/people/second-factor";
 import { hotp, totpStep } from "../src/people/totp";
 import { Browser, PASSWORD, expectProblem, nextAddress, signedIn, smallLimits } from "./helpers";
 
@@ -304,5 +308,29 @@ describe("turning TOTP off", () => {
     expect(
       (await again.browser.send("DELETE", "/v3.0/auth/totp", { code: totp(again.secret, now / 1000) })).status,
     ).toBe(204);
+  });
+});
+
+describe("after a rotation of the signing key", () => {
+  it("the scheduled job seals every TOTP secret again under the new key, and codes keep working", async () => {
+    const { email, personId, secret } = await withTotp();
+    const OLD = "the signing key before the rotation, 0123456789abcdef";
+    const oldEnv = { ...env, TOKEN_SIGNING_KEY: OLD };
+    // Stored as a secret sealed under the old key would be.
+    await env.DB.prepare("UPDATE people SET totp_secret = ? WHERE id = ?")
+      .bind(await sealTotp(oldEnv, personId, new Uint8Array(secret), null), personId)
+      .run();
+    const rotated = { ...env, TOKEN_SIGNING_KEY_PREVIOUS: OLD };
+    await worker.scheduled(createScheduledController({ scheduledTime: Date.now(), cron: "17 * * * *" }), rotated);
+    const row = await env.DB.prepare("SELECT totp_secret FROM people WHERE id = ?")
+      .bind(personId)
+      .first<{ totp_secret: string }>();
+    expect(row!.totp_secret.startsWith(sealedPrefix((await sealingKeys(env)).current))).toBe(true);
+    // Without the previous key now, the secret still opens: a code signs in.
+    now += 30_000;
+    const { browser } = await pending(email);
+    expect((await browser.send("POST", "/v3.0/auth/second-factor", { code: totp(secret, now / 1000) })).status).toBe(
+      200,
+    );
   });
 });

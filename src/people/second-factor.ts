@@ -5,12 +5,14 @@
  * a new sealed value, conditional on the one it read, so of two requests with
  * one code only one succeeds. Recovery codes are 10 single-use codes of 50
  * random bits, kept only as SHA-256 hashes (high-entropy secrets need no
- * password hashing), and used up by a conditional write as well.
+ * password hashing), and used up by a conditional write as well. After a
+ * rotation of the signing key, the scheduled job seals every secret again
+ * under the new key (`sealTotpSecrets`), as it does webhooks' secrets.
  */
 import { clock } from "../core/clock";
 import type { Bindings } from "../core/env";
 import { hashSecret } from "../core/secrets";
-import { seal, sealingKeys, unseal } from "../core/sealed";
+import { seal, sealedPrefix, sealingKeys, unseal, type SealingKeys } from "../core/sealed";
 import { base32Decode, base32Encode, matchingStep } from "./totp";
 
 type TotpState = { secret: string; step: number | null };
@@ -55,6 +57,53 @@ export async function recordTotpCode(db: D1Database, personId: number, stored: s
     .bind(next, personId, stored)
     .first();
   return written !== null;
+}
+
+const SEAL_BATCH = 100;
+
+/**
+ * The scheduled job's part: seals again, under the current key, the TOTP secrets sealed under another, at
+ * most `limit` a run, each write conditional on the value it replaces (a code used meanwhile wins). A
+ * secret sealed under a key this Worker no longer has stays, counted `unreadable`: its person signs in with
+ * a recovery code and turns TOTP on again. `more`: the limit stopped the run.
+ */
+export async function sealTotpSecrets(
+  db: D1Database,
+  keys: SealingKeys,
+  limit = 10_000,
+): Promise<{ sealed: number; unreadable: number; more: boolean }> {
+  const current = sealedPrefix(keys.current);
+  let sealed = 0;
+  let unreadable = 0;
+  let after = 0;
+  for (let seen = 0; seen < limit;) {
+    const { results } = await db
+      .prepare(
+        `SELECT id, totp_secret FROM people WHERE id > ?1 AND totp_secret IS NOT NULL
+          AND substr(totp_secret, 1, ?2) <> ?3 ORDER BY id LIMIT ?4`,
+      )
+      .bind(after, current.length, current, Math.min(SEAL_BATCH, limit - seen))
+      .all<{ id: number; totp_secret: string }>();
+    const updates: D1PreparedStatement[] = [];
+    for (const row of results) {
+      const plain = await unseal(keys, context(row.id), row.totp_secret);
+      if (plain === null) {
+        unreadable++;
+        continue;
+      }
+      updates.push(
+        db
+          .prepare("UPDATE people SET totp_secret = ? WHERE id = ? AND totp_secret = ?")
+          .bind(await seal(keys, context(row.id), plain), row.id, row.totp_secret),
+      );
+      sealed++;
+    }
+    if (updates.length > 0) await db.batch(updates);
+    if (results.length < SEAL_BATCH) return { sealed, unreadable, more: false };
+    seen += results.length;
+    after = results[results.length - 1]!.id;
+  }
+  return { sealed, unreadable, more: true };
 }
 
 export const RECOVERY_CODE_COUNT = 10;
