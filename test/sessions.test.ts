@@ -7,6 +7,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { app } from "../src/app";
 import { clock } from "../src/core/clock";
+import { issueResetTicket } from "../src/people/reset-tickets";
 import {
   Browser,
   BASE,
@@ -376,5 +377,45 @@ describe("/v3.0/me", () => {
       pointers: ["/name"],
     });
     await expectProblem(await browser.send("PATCH", "/v3.0/me", {}), 400, { pointers: ["/name"] });
+  });
+});
+
+describe("the examples of the people operations in the OpenAPI document", () => {
+  it("are requests the service accepts; those with a code are well-formed, and only not the current code", async () => {
+    const document = await (await call("/v3.0/openapi.json")).json<Record<string, any>>();
+    const example = (method: string, path: string) =>
+      document.paths[path][method].requestBody.content["application/json"].example;
+    const signIn = example("post", "/v3.0/auth/sign-in");
+    const person = await personWithPassword(signIn.password, signIn.email);
+    await addMember(await createAccount(), person.personId, "editor");
+    const browser = new Browser();
+    expect((await browser.send("POST", "/v3.0/auth/sign-in", signIn)).status).toBe(200);
+    expect((await browser.send("POST", "/v3.0/auth/token", example("post", "/v3.0/auth/token"))).status).toBe(200);
+    expect((await browser.send("PATCH", "/v3.0/me", example("patch", "/v3.0/me"))).status).toBe(200);
+    expect((await browser.send("PUT", "/v3.0/auth/password", example("put", "/v3.0/auth/password"))).status).toBe(200);
+    const link = await issueResetTicket(env.DB, person.personId);
+    const reset = example("post", "/v3.0/auth/password-reset/{token}");
+    expect((await new Browser().send("POST", `/v3.0/auth/password-reset/${link}`, reset)).status).toBe(204);
+
+    const other = await signedIn();
+    // Valid bodies, refused only for what they are sent to: no second factor awaited, TOTP off.
+    await expectProblem(
+      await other.browser.send("POST", "/v3.0/auth/second-factor", example("post", "/v3.0/auth/second-factor")),
+      409,
+      { code: "conflict" },
+    );
+    await expectProblem(
+      await other.browser.send("DELETE", "/v3.0/auth/totp", example("delete", "/v3.0/auth/totp")),
+      409,
+      {
+        code: "conflict",
+      },
+    );
+    expect((await other.browser.send("POST", "/v3.0/auth/totp")).status).toBe(200);
+    await expectProblem(
+      await other.browser.send("POST", "/v3.0/auth/totp/confirm", example("post", "/v3.0/auth/totp/confirm")),
+      400,
+      { code: "invalid_credentials" },
+    );
   });
 });

@@ -30,7 +30,12 @@ const operations = {
       "yours ends, and this one is replaced by a new one (new cookie and CSRF token).",
     operationId: "changePassword",
     tags: ["people"],
-    examples: { "application/json": { current_password: "the one you have", new_password: "a long new phrase" } },
+    examples: {
+      "application/json": {
+        current_password: "a long phrase only you know",
+        new_password: "a new phrase only you know",
+      },
+    },
     responses: {
       200: sessionJson,
       400: { description: "`invalid_credentials`: the current password is wrong; or `validation_failed`" },
@@ -45,7 +50,7 @@ const operations = {
     operationId: "resetPassword",
     tags: ["people"],
     pathParams: { token: "The secret of the reset link" },
-    examples: { "application/json": { password: "a long new phrase" } },
+    examples: { "application/json": { password: "a new phrase only you know" } },
     responses: { 204: { description: "The password is set" } },
     errors: [403, 429],
   }),

@@ -110,7 +110,8 @@ const operations = {
       "session ends or your role changes.",
     operationId: "createPersonToken",
     tags: ["people"],
-    examples: { "application/json": { account: 1 } },
+    // The session's account, or the person's only one: what the app asks first (`account` switches).
+    examples: { "application/json": {} },
     responses: {
       200: { schema: personTokenJson, headers: { "Cache-Control": { description: "`no-store`" } } },
     },
