@@ -6,8 +6,7 @@ import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
 import { meToJson } from "./json";
 import { meJson, meUpdate } from "./schemas";
-import { sessionPerson } from "./sign-in-routes";
-import { requireSession } from "./sessions";
+import { requireSession, sessionPerson } from "./sessions";
 import { renamePerson } from "./store";
 
 const operations = {

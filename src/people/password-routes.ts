@@ -16,8 +16,7 @@ import { passwordProblem } from "./password-policy";
 import { hashPassword, verifyPassword } from "./passwords";
 import { ticketIdOf } from "./reset-tickets";
 import { passwordChangeBody, passwordResetBody, sessionJson } from "./schemas";
-import { sessionPerson } from "./sign-in-routes";
-import { requireSession, rotateSession } from "./sessions";
+import { requireSession, rotateSession, sessionPerson } from "./sessions";
 
 /** A reset link's secret as a path segment: 32 bytes, base64url. */
 const TOKEN = ":token{[A-Za-z0-9_-]{43}}";

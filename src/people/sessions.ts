@@ -26,6 +26,8 @@ import { ApiError } from "../core/problem";
 import { markSessionRequired } from "../http/route-metadata";
 import { cookieName, isHttps } from "./cookies";
 import { assertCsrf } from "./csrf";
+import type { SessionRow as SessionJsonRow } from "./json";
+import { personById, type Person } from "./store";
 
 export type { SessionInfo };
 
@@ -39,16 +41,7 @@ const SAFE_METHODS = new Set(["GET", "HEAD", "OPTIONS"]);
 /** The longest user agent kept, to recognise a session in the list. */
 const MAX_USER_AGENT = 256;
 
-type SessionRow = {
-  id: string;
-  person_id: number;
-  account_id: number | null;
-  second_factor: SessionInfo["secondFactor"];
-  created_at: number;
-  last_seen_at: number;
-  expires_at: number;
-  revoked_at: number | null;
-};
+type SessionRow = SessionJsonRow & { person_id: number; revoked_at: number | null };
 
 /** A session id: the SHA-256 of the cookie's secret, base64url. */
 export async function sessionIdOf(secret: string): Promise<string> {
@@ -202,4 +195,9 @@ export async function endSession(c: Context<AppEnv>): Promise<void> {
     .bind(clock.now(), c.var.session.id)
     .run();
   clearSessionCookie(c);
+}
+
+/** The person of the request's session (sessions end with their person, so there is one). */
+export async function sessionPerson(c: Context<AppEnv>): Promise<Person> {
+  return (await personById(c.env.DB, c.var.session.personId))!;
 }

@@ -22,8 +22,8 @@ import { sessionItemToJson, sessionToJson, type SessionRow } from "./json";
 import { hashPassword, verifyPassword } from "./passwords";
 import { personTokenJson, secondFactorBody, sessionJson, sessionsJson, signInBody, tokenBody } from "./schemas";
 import { acceptTotpCode, recordTotpCode, useRecoveryCode } from "./second-factor";
-import { clearSessionCookie, endSession, requireSession, rotateSession, startSession } from "./sessions";
-import { accountsOf, personByEmailKey, personById, type Person } from "./store";
+import { clearSessionCookie, endSession, requireSession, rotateSession, sessionPerson, startSession } from "./sessions";
+import { accountsOf, personByEmailKey, type Person } from "./store";
 
 /** The one answer to a wrong email or password, byte for byte whichever it was. */
 const wrongEmailOrPassword = () => new ApiError("invalid_credentials", "The email or password is wrong.");
@@ -123,11 +123,6 @@ async function passTotp(c: Context<AppEnv>, person: Person, code: string): Promi
   if (person.totp_enabled_at === null || person.totp_secret === null) return false;
   const next = await acceptTotpCode(c.env, person.id, person.totp_secret, code);
   return next !== null && (await recordTotpCode(c.env.DB, person.id, person.totp_secret, next));
-}
-
-/** The person of the request's session (sessions end with their person, so there is one). */
-export async function sessionPerson(c: Context<AppEnv>): Promise<Person> {
-  return (await personById(c.env.DB, c.var.session.personId))!;
 }
 
 /** The account a token request acts in: the one named, the session's, or the person's only one. */

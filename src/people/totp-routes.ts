@@ -14,8 +14,7 @@ import { sessionToJson } from "./json";
 import { verifyPassword } from "./passwords";
 import { totpBeginJson, totpConfirmBody, totpConfirmedJson, totpOffBody } from "./schemas";
 import { acceptTotpCode, newRecoveryCodes, replaceRecoveryCodes, sealTotp } from "./second-factor";
-import { sessionPerson } from "./sign-in-routes";
-import { requireSession, rotateSession } from "./sessions";
+import { requireSession, rotateSession, sessionPerson } from "./sessions";
 import { base32Encode, newTotpSecret, otpauthUri } from "./totp";
 
 const operations = {
