@@ -15,6 +15,7 @@
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
  *   changes/    the change log's reads and its feed (GET /v3.0/changes); below the resources, since
  *               webhooks/ delivers the same entries
+ *   people/     people signing in: sessions and their cookies, passwords, TOTP, /v3.0/auth and /v3.0/me
  *   resources   pinpoints/, lists/, categories/, events/, keys/, webhooks/: one folder each, never
  *               importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
@@ -56,6 +57,7 @@ const layers = {
   media: { path: "^src/media/", imports: ["core", "db", "fields", "http"] },
   geojson: { path: "^src/geojson/", imports: ["core", "db", "fields", "http"] },
   changes: { path: "^src/changes/", imports: ["core", "db", "fields", "http", "auth"] },
+  people: { path: "^src/people/", imports: ["core", "db", "fields", "http", "auth"] },
   resources: {
     path: `^src/(${RESOURCES.join("|")})/`,
     imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "changes"],

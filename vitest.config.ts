@@ -15,6 +15,8 @@ const SMALL_LIMITS: { name: string; variable: string; simple: { limit: number; p
   { name: "PUBLIC_LIMITER", variable: "RATE_LIMIT_PUBLIC", simple: { limit: 10, period: 10 } },
   { name: "TOKEN_LIMITER", variable: "RATE_LIMIT_TOKEN", simple: { limit: 8, period: 10 } },
   { name: "TOKEN_ADDRESS_LIMITER", variable: "RATE_LIMIT_TOKEN_ADDRESS", simple: { limit: 5, period: 10 } },
+  { name: "SIGN_IN_ADDRESS_LIMITER", variable: "RATE_LIMIT_SIGN_IN_ADDRESS", simple: { limit: 6, period: 10 } },
+  { name: "SIGN_IN_EMAIL_LIMITER", variable: "RATE_LIMIT_SIGN_IN_EMAIL", simple: { limit: 4, period: 10 } },
 ];
 
 /**

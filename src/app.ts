@@ -56,6 +56,7 @@ import { prefixedDocumentHandler, referenceRoutes } from "./openapi/routes";
 import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { operatorRoutes } from "./operator/routes";
 import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
+import { authRoutes, personRoutes } from "./people/routes";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
 import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
@@ -97,6 +98,9 @@ export const app = new Hono<AppEnv>({ strict: false })
   // Public: the OpenAPI document and the reference page, built from this app's own routes.
   .route("/", referenceRoutes(appRoutes))
   .route("/v3.0/oauth2/token", tokenRoutes)
+  // Signing in and the signed-in person: with the session cookie, not a token (src/people/sessions.ts).
+  .route("/v3.0/auth", authRoutes)
+  .route("/v3.0/me", personRoutes)
   // Public: media URLs carry no token, so an <img> can load them.
   .route("/media", mediaRoutes)
   .route("/v3.0/pinpoints", pinpointRoutes)

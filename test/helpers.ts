@@ -10,6 +10,7 @@ import { app } from "../src/app";
 import { mintPersonToken } from "../src/auth/person-token";
 import type { ListRole, Role } from "../src/core/env";
 import { signingKeys } from "../src/core/signing";
+import { hashPassword } from "../src/people/passwords";
 import { generateClientId, generateClientSecret, hashSecret } from "../src/core/secrets";
 import type { Batch, Row } from "../src/db/id-ranges";
 import { DIRECTORY, shardNames } from "../src/db/shard-plan";
@@ -382,4 +383,103 @@ export const receiverUrl = (name: string) => `http://127.0.0.1:${inject("receive
 /** The requests the test receiver got under `name`, in arrival order. */
 export async function received(name: string): Promise<Received[]> {
   return (await fetch(`http://127.0.0.1:${inject("receiverPort")}/received/${name}`)).json();
+}
+
+/** The password test people sign in with unless a test gives another. */
+export const PASSWORD = "a long phrase only tests know";
+
+/** A person (as createPerson makes one, but not signed in anywhere) who signs in with `password`. */
+export async function personWithPassword(password = PASSWORD, email?: string) {
+  const { personId, email: address } = await createPerson(email);
+  await env.DB.batch([
+    env.DB.prepare("UPDATE people SET password_hash = ? WHERE id = ?").bind(await hashPassword(password), personId),
+    env.DB.prepare("DELETE FROM sessions WHERE person_id = ?").bind(personId),
+  ]);
+  return { personId, email: address, password };
+}
+
+/** Adds a person to an account with a role, as accepting an invitation does. */
+export async function addMember(accountId: number, personId: number, role: Role): Promise<void> {
+  await env.DB.prepare("INSERT INTO members (account_id, person_id, role) VALUES (?, ?, ?)")
+    .bind(accountId, personId, role)
+    .run();
+}
+
+/**
+ * A browser on `origin`, at a source address of its own: it keeps the cookies the service sets (by name,
+ * dropping those set to expire), sends them back, and sends writes as this service's own pages do, with
+ * `Sec-Fetch-Site: same-origin` and the session's CSRF token, learnt from every answer that carries one.
+ * `bindings` replace the Worker's, as for fetchWith (the small rate limiters).
+ */
+export class Browser {
+  readonly cookies = new Map<string, string>();
+  csrf: string | null = null;
+
+  constructor(
+    readonly address = nextAddress(),
+    readonly origin = BASE,
+    readonly bindings: Record<string, unknown> = {},
+  ) {}
+
+  async fetch(path: string, init: RequestInit = {}): Promise<Response> {
+    const headers = new Headers(init.headers);
+    if (this.cookies.size > 0) {
+      headers.set("Cookie", [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; "));
+    }
+    headers.set("CF-Connecting-IP", this.address);
+    const response = await fetchWith(this.bindings, new Request(new URL(path, this.origin), { ...init, headers }));
+    for (const line of response.headers.getSetCookie()) {
+      const [pair = "", ...attributes] = line.split(";").map((part) => part.trim());
+      const at = pair.indexOf("=");
+      const expired = attributes.some((a) => /^max-age=(0|-)/i.test(a));
+      if (expired) this.cookies.delete(pair.slice(0, at));
+      else this.cookies.set(pair.slice(0, at), pair.slice(at + 1));
+    }
+    if (response.ok && response.headers.get("Content-Type")?.startsWith("application/json")) {
+      const body = await response.clone().json<{ csrf_token?: string }>();
+      if (typeof body.csrf_token === "string") this.csrf = body.csrf_token;
+    }
+    return response;
+  }
+
+  get(path: string, headers: Record<string, string> = {}): Promise<Response> {
+    return this.fetch(path, { headers: { "Sec-Fetch-Site": "same-origin", ...headers } });
+  }
+
+  /** A request as the service's own page sends it; `headers` add to or replace those. */
+  send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    return this.fetch(path, {
+      method,
+      headers: {
+        "Sec-Fetch-Site": "same-origin",
+        Origin: this.origin,
+        ...(this.csrf === null ? {} : { "X-CSRF-Token": this.csrf }),
+        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  }
+
+  signIn(email: string, password: string): Promise<Response> {
+    return this.send("POST", "/v3.0/auth/sign-in", { email, password });
+  }
+
+  /** A bearer token from the session (for `account` if given), as the browser app gets one. */
+  async token(account?: number): Promise<string> {
+    const response = await this.send("POST", "/v3.0/auth/token", account === undefined ? {} : { account });
+    if (response.status !== 200) throw new Error(`token failed: ${response.status} ${await response.text()}`);
+    return (await response.json<{ access_token: string }>()).access_token;
+  }
+}
+
+/** A person with a password, a member of a fresh account with `role`, signed in on a browser of their own. */
+export async function signedIn(role: Role = "editor") {
+  const person = await personWithPassword();
+  const accountId = await createAccount();
+  await addMember(accountId, person.personId, role);
+  const browser = new Browser();
+  const response = await browser.signIn(person.email, person.password);
+  if (response.status !== 200) throw new Error(`sign-in failed: ${response.status} ${await response.text()}`);
+  return { ...person, accountId, browser };
 }

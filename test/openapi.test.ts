@@ -165,10 +165,22 @@ describe("GET /v3.0/openapi.json", () => {
   it("asks for the read scope on GET and write otherwise, nothing on public routes, and names where keys work", async () => {
     // The reads a publishable key may make: everything else needs an access token.
     const PUBLISHABLE = ["/v3.0/lists", "/v3.0/pinpoints", "/v3.0/events", "/v3.0/categories", "/v3.0/tiles", "/ogc"];
-    const publicRoutes = ["post /v3.0/oauth2/token", "get /v3.0/openapi.json", "get /media/{key}", "head /media/{key}"];
+    const publicRoutes = [
+      "post /v3.0/oauth2/token",
+      "get /v3.0/openapi.json",
+      "get /media/{key}",
+      "head /media/{key}",
+      "post /v3.0/auth/sign-in",
+      "post /v3.0/auth/password-reset/{token}",
+    ];
     for (const [method, path, operation] of operations(await fetchDocument())) {
       if (publicRoutes.includes(`${method} ${path}`)) {
         expect(operation.security, path).toBeUndefined();
+        continue;
+      }
+      // A signed-in browser's operations take its session cookie instead (test/sessions.test.ts).
+      if (/^\/v3\.0\/(auth|me)(\/|$)/.test(path)) {
+        expect(operation.security, `${method} ${path}`).toEqual([{ session: [] }]);
         continue;
       }
       const publishable = method === "get" && PUBLISHABLE.some((prefix) => path.startsWith(prefix));
@@ -274,15 +286,18 @@ describe("the headers of conditional requests, retries and D1 sessions", () => {
     const tiles = ["GET /v3.0/tiles/{z}/{x}/{y}.geojson", "GET /v3.0/tiles/{z}/{x}/{y}.mvt"];
     expect(taking(document, "If-None-Match")).toEqual([...media, ...tiles, ...single(["get", "head"])].sort());
     expect(taking(document, "If-Match")).toEqual([...media, ...single(["put", "delete"])].sort());
+    // The operations with an access token; a signed-in browser's (the session cookie) take none of these.
+    const withToken = (operation: Operation) =>
+      ((operation.security ?? []) as Record<string, unknown>[]).some((scheme) => "bearer" in scheme);
     const posts = operations(document)
-      .filter(([method, path]) => method === "post" && path !== "/v3.0/oauth2/token")
+      .filter(([method, path, operation]) => method === "post" && path !== "/v3.0/oauth2/token" && withToken(operation))
       .map(([method, path]) => `${method.toUpperCase()} ${path}`)
       .sort();
     expect(posts.length).toBeGreaterThanOrEqual(5);
     expect(taking(document, "Idempotency-Key")).toEqual(posts);
     // The bookmark is checked after the credentials (http/middleware/d1-session.ts): the authenticated operations
     // take it, each with the 400 a malformed one gets; the public ones ignore one.
-    const sessions = operations(document).filter(([, , operation]) => operation.security);
+    const sessions = operations(document).filter(([, , operation]) => withToken(operation));
     const named = sessions.map(([method, path]) => `${method.toUpperCase()} ${path}`).sort();
     expect(taking(document, "X-D1-Bookmark")).toEqual(named);
     for (const [method, path, operation] of sessions)

@@ -93,6 +93,8 @@ const byBinding = (rateLimits: Config["rateLimits"]) => ({
   PUBLIC_LIMITER: rateLimits.public,
   TOKEN_LIMITER: rateLimits.token,
   TOKEN_ADDRESS_LIMITER: rateLimits.tokenAddress,
+  SIGN_IN_ADDRESS_LIMITER: rateLimits.signInAddress,
+  SIGN_IN_EMAIL_LIMITER: rateLimits.signInEmail,
 });
 
 describe("configuration", () => {

@@ -24,6 +24,271 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v3.0/auth/sign-in": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in with an email and password
+     * @description Starts a session: the answer sets its cookie and gives its CSRF token. When the person has TOTP on, the session waits for the second factor (`second_factor: pending`) until POST /v3.0/auth/second-factor. A wrong email and a wrong password get the same answer. Attempts are limited per address and per email, but a browser that signed in with the email before is never held back by anyone else's attempts.
+     */
+    post: operations["signIn"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/second-factor": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Complete a sign-in with the TOTP code or a recovery code
+     * @description For a session waiting for its second factor: a code from the authenticator app (each accepted once) or one of the recovery codes (each good once). The session is replaced by a new one (new cookie and CSRF token).
+     */
+    post: operations["passSecondFactor"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/sign-out": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign out
+     * @description Ends this browser's session and removes its cookie; its bearer tokens stop working at once.
+     */
+    post: operations["signOut"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/session": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The signed-in session
+     * @description Who is signed in, the accounts they act in, and the CSRF token writes with the cookie need.
+     */
+    get: operations["getSession"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/sessions": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your sessions
+     * @description Your open sessions on every browser, most recently used first.
+     */
+    get: operations["listSessions"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/sessions/{sessionId}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * End one of your sessions
+     * @description Signs that browser out; its bearer tokens stop working at once.
+     */
+    delete: operations["revokeSession"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/sign-out-everywhere": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign out everywhere
+     * @description Ends every session of yours, this one included.
+     */
+    post: operations["signOutEverywhere"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/token": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Get a bearer token from the session
+     * @description A short-lived access token for the account the session acts in, or for `account`, which switches the session to it (a new session id and CSRF token). Send it as `Authorization: Bearer` to every other operation; what it may do is your role's (docs/people-and-roles.md). It stops working when the session ends or your role changes.
+     */
+    post: operations["createPersonToken"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/password": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Change your password
+     * @description Needs the current password (unless you have none yet: then this sets one). Every other session of yours ends, and this one is replaced by a new one (new cookie and CSRF token).
+     */
+    put: operations["changePassword"];
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/password-reset/{token}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Set a new password with a reset link
+     * @description The link's secret (an administrator issues it: `npm run people -- reset`) is good once, for 24 hours. Every session of the person ends; sign in with the new password.
+     */
+    post: operations["resetPassword"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/totp": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Begin turning TOTP on
+     * @description A new secret for an authenticator app, as text and as an `otpauth://` URI for a QR code. TOTP is on once POST /v3.0/auth/totp/confirm gets a code from it.
+     */
+    post: operations["beginTotp"];
+    /**
+     * Turn TOTP off
+     * @description With a current code or your password. The recovery codes go with it.
+     */
+    delete: operations["deleteTotp"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/totp/confirm": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Turn TOTP on
+     * @description With a code from the secret POST /v3.0/auth/totp gave. The answer holds 10 recovery codes, shown only now; the session is replaced by a new one (new cookie and CSRF token).
+     */
+    post: operations["confirmTotp"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/me": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * You
+     * @description The signed-in person: email, name, the accounts you act in with your role, the lists given to you, how many passkeys you have, and whether TOTP is on.
+     */
+    get: operations["getMe"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    /** Change your name */
+    patch: operations["updateMe"];
+    trace?: never;
+  };
   "/v3.0/pinpoints": {
     parameters: {
       query?: never;
@@ -694,6 +959,172 @@ export interface components {
       error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
       error_description: string;
     };
+    SignIn: {
+      /**
+       * @description An email address; its case does not matter
+       * @example ana@example.com
+       */
+      email: string;
+      /** @description Your password */
+      password: string;
+    };
+    SignedInSession: {
+      /** @description Null while the second factor is pending */
+      person: components["schemas"]["Person"] | null;
+      session: components["schemas"]["Session"];
+      /** @description Send it as `X-CSRF-Token` with every write made with the session cookie; each session has its own */
+      csrf_token: string;
+      /** @description The accounts you act in; empty while pending */
+      accounts: components["schemas"]["AccountOfPerson"][];
+    };
+    /** @description A person, as others see them */
+    Person: {
+      id: number;
+      email: string;
+      name: string;
+    };
+    Session: {
+      /** @description The session's id (not its cookie): what DELETE /v3.0/auth/sessions/{id} takes */
+      id: string;
+      /** @description Whether this is the session of the request */
+      current: boolean;
+      /**
+       * @description `pending` between the password and the TOTP code; `done` once passed; `none`: TOTP is off
+       * @enum {string}
+       */
+      second_factor: "none" | "pending" | "done";
+      /** @description The account it acts in; null until one is chosen */
+      account: number | null;
+      user_agent: string | null;
+      /**
+       * Format: date-time
+       * @description When the person signed in
+       */
+      created_at: string;
+      /** Format: date-time */
+      last_seen_at: string;
+      /**
+       * Format: date-time
+       * @description When it ends unless used before (idle, or absolute)
+       */
+      expires_at: string;
+    };
+    AccountOfPerson: {
+      id: number;
+      name: string;
+      /** @description Your role in the account; null: you collaborate on some of its lists */
+      role: ("owner" | "admin" | "editor" | "contributor" | "viewer") | null;
+    };
+    SecondFactor: {
+      /** @description The 6-digit code your authenticator app shows now */
+      code?: string;
+      /** @description One of your recovery codes, instead of `code` */
+      recovery_code?: string;
+    };
+    Sessions: {
+      /** @description Your open sessions, most recently used first (at most 100) */
+      sessions: components["schemas"]["Session"][];
+    };
+    PersonTokenRequest: {
+      /** @description The account to act in (GET /v3.0/auth/session lists yours); absent, the session's, or your only one */
+      account?: number;
+    };
+    PersonToken: {
+      access_token: string;
+      /** @constant */
+      token_type: "Bearer";
+      /** @description Seconds; mint a new one from the session before then */
+      expires_in: number;
+      /**
+       * @description `read write`, or `read` for a viewer
+       * @example read write
+       */
+      scope: string;
+      /** @description The account the token acts in */
+      account: number;
+      /** @description The session's CSRF token: a new one when the account changed */
+      csrf_token: string;
+    };
+    PasswordChange: {
+      /** @description Your password now; leave it out only when you have none (passkeys only) */
+      current_password?: string;
+      /**
+       * @description 12 to 128 characters, no other rule: not one of the most common passwords, not one character repeated, not your email address
+       * @example a long phrase only you know
+       */
+      new_password: string;
+    };
+    PasswordReset: {
+      /**
+       * @description 12 to 128 characters, no other rule: not one of the most common passwords, not one character repeated, not your email address
+       * @example a long phrase only you know
+       */
+      password: string;
+    };
+    TotpSecret: {
+      /** @description The secret, base32, for typing into an authenticator app */
+      secret: string;
+      /**
+       * @description The same as an `otpauth://totp/` URI, for a QR code
+       * @example otpauth://totp/api.example.com:ana%40example.com?secret=JBSWY3DPEHPK3PXP&issuer=api.example.com
+       */
+      otpauth_uri: string;
+    };
+    TotpConfirm: {
+      /** @description The 6-digit code your authenticator app shows for the new secret */
+      code: string;
+    };
+    TotpConfirmed: {
+      /** @description Null while the second factor is pending */
+      person: components["schemas"]["Person"] | null;
+      session: components["schemas"]["Session"];
+      /** @description Send it as `X-CSRF-Token` with every write made with the session cookie; each session has its own */
+      csrf_token: string;
+      /** @description The accounts you act in; empty while pending */
+      accounts: components["schemas"]["AccountOfPerson"][];
+      /**
+       * @description 10 single-use codes that stand in for the authenticator: shown only now
+       * @example [
+       *       "k7q2m-x9fha",
+       *       "p3s5d-2wbce"
+       *     ]
+       */
+      recovery_codes: string[];
+    };
+    TotpOff: {
+      /** @description The code your authenticator app shows now */
+      code?: string;
+      /** @description Your password, instead of `code` */
+      password?: string;
+    };
+    Me: {
+      id: number;
+      email: string;
+      name: string;
+      /** Format: date-time */
+      created_at: string;
+      /** @description Whether you have a password */
+      password: boolean;
+      /** @description Whether the TOTP second factor is on */
+      totp: boolean;
+      /** @description How many passkeys you have */
+      passkeys: number;
+      accounts: components["schemas"]["AccountOfPerson"][];
+      /** @description The lists you were given without being a member of their account */
+      collaborations: {
+        account: number;
+        list: number;
+        /** @enum {string} */
+        role: "editor" | "viewer";
+      }[];
+    };
+    PersonUpdate: {
+      /**
+       * @description The name shown to others
+       * @example Ana Lima
+       */
+      name: string;
+    };
     PinpointResult: {
       id: number;
       name: string;
@@ -1288,12 +1719,14 @@ export interface components {
       type:
         | "urn:poi-api:problem:bad_request"
         | "urn:poi-api:problem:validation_failed"
+        | "urn:poi-api:problem:invalid_credentials"
         | "urn:poi-api:problem:malformed_json"
         | "urn:poi-api:problem:invalid_cursor"
         | "urn:poi-api:problem:unauthorized"
         | "urn:poi-api:problem:invalid_token"
         | "urn:poi-api:problem:forbidden"
         | "urn:poi-api:problem:insufficient_scope"
+        | "urn:poi-api:problem:csrf_failed"
         | "urn:poi-api:problem:not_found"
         | "urn:poi-api:problem:method_not_allowed"
         | "urn:poi-api:problem:conflict"
@@ -1330,7 +1763,7 @@ export interface components {
     };
   };
   responses: {
-    /** @description Bad request (`urn:poi-api:problem:bad_request`); The request has invalid fields (`urn:poi-api:problem:validation_failed`); The request body is not valid JSON (`urn:poi-api:problem:malformed_json`); The page cursor is invalid (`urn:poi-api:problem:invalid_cursor`) */
+    /** @description Bad request (`urn:poi-api:problem:bad_request`); The request has invalid fields (`urn:poi-api:problem:validation_failed`); The credentials do not match (`urn:poi-api:problem:invalid_credentials`); The request body is not valid JSON (`urn:poi-api:problem:malformed_json`); The page cursor is invalid (`urn:poi-api:problem:invalid_cursor`) */
     Problem400: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -1358,7 +1791,7 @@ export interface components {
     /** @description Authentication required (`urn:poi-api:problem:unauthorized`); The access token is invalid (`urn:poi-api:problem:invalid_token`) */
     Problem401: {
       headers: {
-        /** @description The challenge: `Bearer realm="api"`, with `error="invalid_token"` when a token was sent */
+        /** @description The challenge: `Bearer realm="api"`, with `error="invalid_token"` when a token was sent; absent on the operations that take the session cookie, for which HTTP defines no challenge */
         "WWW-Authenticate"?: string;
         "X-D1-Bookmark": components["headers"]["Bookmark"];
         [name: string]: unknown;
@@ -1376,7 +1809,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Access to this resource is forbidden (`urn:poi-api:problem:forbidden`); The access token lacks the required scope (`urn:poi-api:problem:insufficient_scope`) */
+    /** @description Access to this resource is forbidden (`urn:poi-api:problem:forbidden`); The access token lacks the required scope (`urn:poi-api:problem:insufficient_scope`); The request did not come from this service's own pages (`urn:poi-api:problem:csrf_failed`) */
     Problem403: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -1709,6 +2142,506 @@ export interface operations {
         };
       };
       429: components["responses"]["Problem429"];
+    };
+  };
+  signIn: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "ana@example.com",
+         *       "password": "a long phrase only you know"
+         *     }
+         */
+        "application/json": components["schemas"]["SignIn"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          /** @description The session cookie (`HttpOnly`) */
+          "Set-Cookie"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SignedInSession"];
+        };
+      };
+      /** @description `invalid_credentials`: the email or password is wrong; or `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      403: components["responses"]["Problem403"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  passSecondFactor: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "code": "123456"
+         *     }
+         */
+        "application/json": components["schemas"]["SecondFactor"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SignedInSession"];
+        };
+      };
+      /** @description `invalid_credentials`: the code does not match; or `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description `conflict`: this session is not waiting for a second factor */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  signOut: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed out */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+    };
+  };
+  getSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SignedInSession"];
+        };
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+    };
+  };
+  listSessions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Sessions"];
+        };
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+    };
+  };
+  revokeSession: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The session's `id` from GET /v3.0/auth/sessions */
+        sessionId: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Ended */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+    };
+  };
+  signOutEverywhere: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Signed out everywhere */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+    };
+  };
+  createPersonToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {} */
+        "application/json": components["schemas"]["PersonTokenRequest"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          /** @description `no-store` */
+          "Cache-Control"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PersonToken"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+    };
+  };
+  changePassword: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "current_password": "a long phrase only you know",
+         *       "new_password": "a new phrase only you know"
+         *     }
+         */
+        "application/json": components["schemas"]["PasswordChange"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SignedInSession"];
+        };
+      };
+      /** @description `invalid_credentials`: the current password is wrong; or `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  resetPassword: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description The secret of the reset link */
+        token: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "password": "a new phrase only you know"
+         *     }
+         */
+        "application/json": components["schemas"]["PasswordReset"];
+      };
+    };
+    responses: {
+      /** @description The password is set */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  beginTotp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          /** @description `no-store` */
+          "Cache-Control"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TotpSecret"];
+        };
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description `conflict`: TOTP is on already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+    };
+  };
+  deleteTotp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "code": "123456"
+         *     }
+         */
+        "application/json": components["schemas"]["TotpOff"];
+      };
+    };
+    responses: {
+      /** @description TOTP is off */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description `invalid_credentials`: the code or password does not match; or `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description `conflict`: TOTP is off */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  confirmTotp: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "code": "123456"
+         *     }
+         */
+        "application/json": components["schemas"]["TotpConfirm"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          /** @description `no-store` */
+          "Cache-Control"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["TotpConfirmed"];
+        };
+      };
+      /** @description `invalid_credentials`: the code does not match; or `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description `conflict`: TOTP is on already, or was not begun */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  getMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Me"];
+        };
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+    };
+  };
+  updateMe: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Ana Lima"
+         *     }
+         */
+        "application/json": components["schemas"]["PersonUpdate"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Me"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
     };
   };
   listPinpoints: {

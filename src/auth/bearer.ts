@@ -21,7 +21,7 @@ import { clientInGoodStanding } from "./client-status";
 import { signingKeys } from "../core/signing";
 import { assertOriginAllowed, authenticateKey, type ResolvedKey } from "./publishable-keys";
 import { personIdOf } from "./person-token";
-import { personStanding } from "./person-status";
+import { personStanding, writesWith } from "./person-status";
 import { verifyToken, type TokenClaims } from "./tokens";
 
 const REALM = 'Bearer realm="api"';
@@ -91,8 +91,7 @@ async function personOf(c: Context<AppEnv>, claims: TokenClaims, sessionId: stri
     throw unauthorized("The session has ended or you are no longer in this account; sign in again.", true);
   }
   // The token's scopes, narrowed by the role the person has now: a viewer (or a list viewer only) reads.
-  const canWrite =
-    standing.role === null ? [...standing.lists.values()].includes("editor") : standing.role !== "viewer";
+  const canWrite = writesWith(standing);
   const scopes = claims.scope.split(" ").filter((scope) => scope !== "write" || canWrite);
   return { kind: "person", personId, sessionId, accountId: claims.acc, ...standing, scopes };
 }

@@ -39,3 +39,7 @@ export async function personStanding(
   if (role === null && lists.size === 0) return null;
   return { role, lists };
 }
+
+/** Whether a standing lets the person write at all: a viewer, or a viewer of lists only, reads. */
+export const writesWith = (standing: Standing): boolean =>
+  standing.role === null ? [...standing.lists.values()].includes("editor") : standing.role !== "viewer";

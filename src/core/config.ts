@@ -18,7 +18,18 @@ export type Config = {
   /** The origin clients reach the API at (`https://api.example.com`), for the OpenAPI document; null: the request's. */
   publicOrigin: string | null;
   /** The limits the `[[ratelimits]]` bindings enforce, for the RateLimit headers (src/http/middleware/rate-limit.ts). */
-  rateLimits: { client: RateLimit; public: RateLimit; token: RateLimit; tokenAddress: RateLimit };
+  rateLimits: {
+    client: RateLimit;
+    public: RateLimit;
+    token: RateLimit;
+    tokenAddress: RateLimit;
+    signInAddress: RateLimit;
+    signInEmail: RateLimit;
+  };
+  /** A signed-in session ends this many seconds after its last request (src/people/sessions.ts). */
+  sessionIdleSeconds: number;
+  /** A signed-in session ends this many seconds after sign-in, however busy (src/people/sessions.ts). */
+  sessionAbsoluteSeconds: number;
   /** How long the change feed keeps tombstones: an older cursor is 410 (src/changes/). */
   changesRetentionDays: number;
   /** The zoom from which every place is its own feature in a vector tile, below it clustered (src/tiles/). */
@@ -51,7 +62,12 @@ export const defaults = {
     public: { limit: 600, period: 60 },
     token: { limit: 60, period: 60 },
     tokenAddress: { limit: 30, period: 60 },
+    signInAddress: { limit: 10, period: 60 },
+    signInEmail: { limit: 10, period: 60 },
   },
+  /** OWASP Session Management: 2 hours idle for an application of ordinary risk. */
+  sessionIdleSeconds: 2 * 3600,
+  sessionAbsoluteSeconds: 7 * 24 * 3600,
 } as const;
 
 function positiveInt(value: string | undefined, fallback: number): number {
@@ -123,7 +139,11 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
       public: rateLimit(str("RATE_LIMIT_PUBLIC"), defaults.rateLimits.public),
       token: rateLimit(str("RATE_LIMIT_TOKEN"), defaults.rateLimits.token),
       tokenAddress: rateLimit(str("RATE_LIMIT_TOKEN_ADDRESS"), defaults.rateLimits.tokenAddress),
+      signInAddress: rateLimit(str("RATE_LIMIT_SIGN_IN_ADDRESS"), defaults.rateLimits.signInAddress),
+      signInEmail: rateLimit(str("RATE_LIMIT_SIGN_IN_EMAIL"), defaults.rateLimits.signInEmail),
     },
+    sessionIdleSeconds: positiveInt(str("SESSION_IDLE_SECONDS"), defaults.sessionIdleSeconds),
+    sessionAbsoluteSeconds: positiveInt(str("SESSION_ABSOLUTE_SECONDS"), defaults.sessionAbsoluteSeconds),
   };
 }
 

@@ -80,6 +80,19 @@ export type KeyPrincipal = {
   bookmark: DatabasePosition | null;
 };
 
+/**
+ * A signed-in browser's session (src/people/sessions.ts), read from its cookie: `id` is the SHA-256 of the
+ * cookie's secret; `accountId` the account it acts in, null until one is chosen; `secondFactor` is `pending`
+ * between the password and the TOTP code.
+ */
+export type SessionInfo = {
+  id: string;
+  personId: number;
+  accountId: number | null;
+  secondFactor: "none" | "pending" | "done";
+  createdAt: number;
+};
+
 /** Who is calling. */
 export type Principal = ClientPrincipal | PersonPrincipal | KeyPrincipal;
 
@@ -89,5 +102,7 @@ export type AppEnv = {
     requestId: string;
     config: Config;
     principal: Principal;
+    /** Set by `requireSession` on the routes a signed-in browser calls with its cookie. */
+    session: SessionInfo;
   };
 };

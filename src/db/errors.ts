@@ -10,3 +10,8 @@ function messages(error: unknown): string {
 export function isForeignKeyViolation(error: unknown): boolean {
   return messages(error).includes("FOREIGN KEY constraint failed");
 }
+
+/** A row repeated a value a UNIQUE index allows once (SQLite UNIQUE constraint). */
+export function isUniqueViolation(error: unknown): boolean {
+  return messages(error).includes("UNIQUE constraint failed");
+}

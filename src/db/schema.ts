@@ -177,8 +177,9 @@ export const recoveryCodes = sqliteTable(
  * Signed-in browsers. `id` is the SHA-256 hash of the cookie's secret, so
  * the table alone signs nobody in. `account_id` is the account the person
  * acts in; `second_factor` is `pending` between the password and the TOTP
- * code. A session ends at `expires_at` (absolute), after the idle timeout
- * since `last_seen_at`, or when `revoked_at` is set.
+ * code. A session ends at `expires_at`, the earliest of its deadlines (idle
+ * since `last_seen_at`, absolute since sign-in, ten minutes while pending:
+ * src/people/sessions.ts), or when `revoked_at` is set.
  */
 export const sessions = sqliteTable(
   "sessions",

@@ -14,6 +14,7 @@ import type { AppEnv } from "../core/env";
 const VALIDATION = Symbol("openapi.validation");
 const OPERATION = Symbol("openapi.operation");
 const TOKEN_REQUIRED = Symbol("openapi.tokenRequired");
+const SESSION_REQUIRED = Symbol("openapi.sessionRequired");
 const HIDDEN = Symbol("openapi.hidden");
 
 /**
@@ -107,7 +108,13 @@ export type OperationSpec = {
   maxBodyBytes?: number | "MAX_BODY_BYTES";
 };
 
-type Marked = { [VALIDATION]?: Validation; [OPERATION]?: OperationSpec; [TOKEN_REQUIRED]?: true; [HIDDEN]?: true };
+type Marked = {
+  [VALIDATION]?: Validation;
+  [OPERATION]?: OperationSpec;
+  [TOKEN_REQUIRED]?: true;
+  [SESSION_REQUIRED]?: true;
+  [HIDDEN]?: true;
+};
 
 /** Marks a validator middleware with what it validates. */
 export function markValidation<M extends object>(middleware: M, validation: Validation): M {
@@ -117,6 +124,11 @@ export function markValidation<M extends object>(middleware: M, validation: Vali
 /** Marks the middleware that demands an access token (with the method's scope) on every path under it. */
 export function markTokenRequired<M extends object>(middleware: M): M {
   return Object.assign(middleware, { [TOKEN_REQUIRED]: true as const });
+}
+
+/** Marks the middleware that demands a signed-in session's cookie (and, on writes, its CSRF token). */
+export function markSessionRequired<M extends object>(middleware: M): M {
+  return Object.assign(middleware, { [SESSION_REQUIRED]: true as const });
 }
 
 /**
@@ -142,6 +154,7 @@ export function marksOf(handler: unknown): {
   validation?: Validation;
   operation?: OperationSpec;
   tokenRequired: boolean;
+  sessionRequired: boolean;
   hidden: boolean;
 } {
   const marked = handler as Marked;
@@ -149,6 +162,7 @@ export function marksOf(handler: unknown): {
     validation: marked[VALIDATION],
     operation: marked[OPERATION],
     tokenRequired: marked[TOKEN_REQUIRED] === true,
+    sessionRequired: marked[SESSION_REQUIRED] === true,
     hidden: marked[HIDDEN] === true,
   };
 }

@@ -47,6 +47,9 @@ export type OpenApiDocument = {
 /** Tags in the order the reference shows them, with their descriptions. */
 const TAGS: Record<string, string> = {
   authentication: "Access tokens for registered clients (OAuth 2.0 client credentials)",
+  people:
+    "Signing in as a person: sessions, passwords, the TOTP second factor, and a bearer token from the session " +
+    "for every other operation",
   pinpoints: "Places: coordinates, address, description, tags, media",
   lists: "Named collections of pinpoints",
   categories: "Shared icons every client can read and use on its pinpoints",
@@ -192,7 +195,9 @@ function problemHeaders(status: number): Record<string, unknown> {
   if (status === 401)
     return {
       "WWW-Authenticate": {
-        description: 'The challenge: `Bearer realm="api"`, with `error="invalid_token"` when a token was sent',
+        description:
+          'The challenge: `Bearer realm="api"`, with `error="invalid_token"` when a token was sent; absent on ' +
+          "the operations that take the session cookie, for which HTTP defines no challenge",
         schema: { type: "string" },
       },
     };
@@ -253,6 +258,16 @@ export function securitySchemes(origin: string): Record<string, unknown> {
         "Clients that cannot set headers may send it as the `access_token` query parameter (RFC 6750 §2.3). " +
         "An empty `access_token=` or `key=` is no credential: ignored beside this header.",
     },
+    session: {
+      type: "apiKey",
+      in: "cookie",
+      name: "__Host-poi_session",
+      description:
+        "A signed-in browser's session cookie, set by POST /v3.0/auth/sign-in (`poi_session` when the service " +
+        "is reached over plain http, as in local development). Writes also need the session's CSRF token in " +
+        "`X-CSRF-Token` (GET /v3.0/auth/session gives it) and must come from this service's own pages. " +
+        "POST /v3.0/auth/token turns the session into a bearer token for every other operation.",
+    },
     publishableKey: {
       type: "apiKey",
       in: "query",
@@ -312,8 +327,9 @@ export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
     const spec = marks.findLast((m) => m.operation)?.operation;
     const validations = marks.flatMap((m) => (m.validation ? [m.validation] : []));
     const secured = securedPrefixes.some((p) => honoPath === p || honoPath.startsWith(`${p}/`));
+    const session = marks.some((m) => m.sessionRequired);
     const { path, params } = openApiPath(honoPath);
-    const operation = describeOperation(writer, { method, path, params, validations, secured, spec });
+    const operation = describeOperation(writer, { method, path, params, validations, secured, session, spec });
     operations.push({ path, method: method.toLowerCase(), operation });
     if (method === "GET" && spec?.head)
       operations.push({ path, method: "head", operation: headOf(operation, spec.head) });
@@ -368,6 +384,8 @@ type OperationInput = {
   params: PathParam[];
   validations: Validation[];
   secured: boolean;
+  /** Called by a signed-in browser with its session cookie (and a CSRF token on writes). */
+  session: boolean;
   spec: OperationSpec | undefined;
 };
 
@@ -465,7 +483,7 @@ function describeRequestBody(writer: SchemaWriter, { validations, spec }: Operat
 /** Its own responses, then the problems every operation of its kind may answer. */
 function describeResponses(
   writer: SchemaWriter,
-  { params, validations, secured, spec }: OperationInput,
+  { params, validations, secured, session, spec }: OperationInput,
   mediaTypes: string[],
 ): Record<string, unknown> {
   const responses: Record<string, unknown> = {};
@@ -503,6 +521,7 @@ function describeResponses(
   }
   const errors = new Set(spec?.errors ?? []);
   if (secured) [401, 403, 429].forEach((s) => errors.add(s));
+  if (session) [401, 403].forEach((s) => errors.add(s));
   if (validations.length > 0 || mediaTypes.length > 0) errors.add(400);
   if (mediaTypes.includes("application/json")) [413, 415].forEach((s) => errors.add(s));
   if (params.length > 0) errors.add(404);
@@ -515,7 +534,7 @@ function describeResponses(
 }
 
 function describeOperation(writer: SchemaWriter, input: OperationInput): Operation {
-  const { method, path, secured, spec } = input;
+  const { method, path, secured, session, spec } = input;
   const parameters = describeParameters(writer, input);
   const { requestBody, mediaTypes } = describeRequestBody(writer, input);
   const responses = describeResponses(writer, input, mediaTypes);
@@ -527,6 +546,7 @@ function describeOperation(writer: SchemaWriter, input: OperationInput): Operati
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
+    ...(session ? { security: [{ session: [] }] } : {}),
     ...(secured
       ? {
           security: [

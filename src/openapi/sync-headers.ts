@@ -6,10 +6,10 @@
  *   takes `If-Match` (public media take both); either way its 2xx and 304
  *   answers carry the `ETag`, and so does
  *   the 201 of the POST that creates such a resource (the collection above it);
- * - every authenticated POST takes `Idempotency-Key` (auth/resource-app.ts),
+ * - every POST authenticated with an access token takes `Idempotency-Key` (auth/resource-app.ts),
  *   may answer 409, 410 (a kept answer that cannot be read) and 422, and
  *   marks a replay with `Idempotent-Replayed`;
- * - every authenticated operation takes `X-D1-Bookmark`, refuses one that is
+ * - every operation authenticated with an access token takes `X-D1-Bookmark`, refuses one that is
  *   none with a 400 after the credential check (http/middleware/d1-session.ts),
  *   and answers an access token with its session's (problem answers too: the
  *   header is on the shared problem responses), a publishable key without one;
@@ -105,7 +105,8 @@ export function addSyncHeaders(paths: Record<string, Record<string, Operation>>)
   for (const [path, methods] of Object.entries(paths)) {
     for (const [method, operation] of Object.entries(methods)) {
       const responses = operation.responses as Responses;
-      const secured = "security" in operation;
+      // Operations with an access token; a signed-in browser's, with the session cookie, take none of these.
+      const secured = ((operation.security as Record<string, unknown>[] | undefined) ?? []).some((s) => "bearer" in s);
       if ("304" in responses) addParameter(operation, "IfNoneMatch");
       if ("412" in responses) addParameter(operation, "IfMatch");
       if ("304" in responses || "412" in responses)

@@ -10,6 +10,12 @@
  * issued against its client id (what caps one client's issuing). Client ids
  * are not secret (every token carries one), so nothing anyone else sends may
  * count against a client's own correct requests from its own address.
+ * Where a person's password or second factor is checked (src/people/), every
+ * attempt counts against its source address, and against the email (or the
+ * person) only from browsers that never signed in with it: one that did
+ * carries a device cookie (src/people/devices.ts) and counts against that
+ * cookie instead, so no stranger's attempts keep a person out of their own
+ * browsers (docs/people-and-roles.md, "Limits").
  * Counted by the Workers Rate Limiting binding (`[[ratelimits]]` in
  * wrangler.toml; Miniflare runs it locally).
  *
@@ -29,7 +35,13 @@ import { ApiError } from "../../core/problem";
 /** A policy: its name in the headers, the binding that counts it, and its limit from the config. */
 type Policy = {
   name: string;
-  binding: "CLIENT_LIMITER" | "PUBLIC_LIMITER" | "TOKEN_LIMITER" | "TOKEN_ADDRESS_LIMITER";
+  binding:
+    | "CLIENT_LIMITER"
+    | "PUBLIC_LIMITER"
+    | "TOKEN_LIMITER"
+    | "TOKEN_ADDRESS_LIMITER"
+    | "SIGN_IN_ADDRESS_LIMITER"
+    | "SIGN_IN_EMAIL_LIMITER";
   limit: (c: Context<AppEnv>) => Limit;
 };
 
@@ -40,6 +52,17 @@ const TOKEN_ADDRESS: Policy = {
   name: "token-address",
   binding: "TOKEN_ADDRESS_LIMITER",
   limit: (c) => c.var.config.rateLimits.tokenAddress,
+};
+
+const SIGN_IN_ADDRESS: Policy = {
+  name: "sign-in-address",
+  binding: "SIGN_IN_ADDRESS_LIMITER",
+  limit: (c) => c.var.config.rateLimits.signInAddress,
+};
+const SIGN_IN_EMAIL: Policy = {
+  name: "sign-in-email",
+  binding: "SIGN_IN_EMAIL_LIMITER",
+  limit: (c) => c.var.config.rateLimits.signInEmail,
 };
 
 /** The binding, if this runtime has it (a Worker run without wrangler.toml's bindings is not limited). */
@@ -154,4 +177,19 @@ export function limitTokenAttempt(c: Context<AppEnv>): Promise<void> {
 /** Once the secret matched and a token is about to be issued: counts it against the client id. */
 export function limitIssuedToken(c: Context<AppEnv>, clientId: string): Promise<void> {
   return enforce(c, [[TOKEN, clientId]]);
+}
+
+/** On the routes that check a person's password or second factor: every response states both sign-in policies. */
+export const signInRatePolicy = () => advertise(() => [SIGN_IN_ADDRESS, SIGN_IN_EMAIL]);
+
+/**
+ * Before a person's password, second factor or reset link is checked: counts the attempt against its source
+ * address and against `subject`, what it is an attempt on (an email's hash, a person, or the device cookie
+ * of a browser that signed in before: src/people/devices.ts chooses), if there is one.
+ */
+export function limitSignInAttempt(c: Context<AppEnv>, subject: string | null): Promise<void> {
+  return enforce(c, [
+    [SIGN_IN_ADDRESS, viewerAddress(c)],
+    ...(subject === null ? [] : [[SIGN_IN_EMAIL, subject] as const]),
+  ]);
 }
