@@ -63,16 +63,16 @@ import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
 import type { ObjectsJson } from "./webhooks/deliver";
 import { nudgeWebhooks, webhookRoutes } from "./webhooks/routes";
 
-/** Webhook payloads show upserted objects as each resource's GET does, media URLs included. */
-export const objectsJson: ObjectsJson = (mediaUrl) => ({
-  pinpoint: (row) => pinpointToJson(row, mediaUrl),
-  list: listToJson,
-  category: (row) => categoryToJson(row, mediaUrl),
-  event: (row) => eventToJson(row, mediaUrl),
+/** Webhook payloads show upserted objects as each resource's GET does, media URLs and actors included. */
+export const objectsJson: ObjectsJson = (mediaUrl, actors) => ({
+  pinpoint: (row) => pinpointToJson(row, mediaUrl, actors),
+  list: (row) => listToJson(row, actors),
+  category: (row) => categoryToJson(row, mediaUrl, actors),
+  event: (row) => eventToJson(row, mediaUrl, actors),
 });
 
 /** The change feed shows upserted objects (`include=objects`) the same way, on the request's origin. */
-const objectJson: ObjectJson = (c) => objectsJson(mediaUrls(c));
+const objectJson: ObjectJson = (c, actors) => objectsJson(mediaUrls(c), actors);
 
 /** The app's route table, for the OpenAPI document; read on the first request, once the app exists. */
 const appRoutes = (): readonly RouterRoute[] => app.routes;

@@ -3,7 +3,15 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { allPages, BASE, call, caller, createPinpoint, expectProblem, json, type Caller } from "./helpers";
 import { bucketKeys, mediaFile, sendDuringUpload } from "./media-fixtures";
 
-type CategoryJson = { id: number; name: string; image_url: string | null; created_at: string; updated_at: string };
+type CategoryJson = {
+  id: number;
+  name: string;
+  image_url: string | null;
+  created_at: string;
+  updated_at: string;
+  created_by: unknown;
+  updated_by: unknown;
+};
 
 const PNG_BYTES = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13, 0x49, 0x48, 0x44, 0x52];
 const png = (extra = 0) => ({
@@ -54,6 +62,8 @@ describe("POST /v3.0/categories", () => {
       image_url: expect.stringMatching(new RegExp(`^${BASE}/media/m/[0-9a-f]{32}\\.png$`)),
       created_at: expect.any(String),
       updated_at: expect.any(String),
+      created_by: { type: "client", id: a.clientId, name: "test" },
+      updated_by: { type: "client", id: a.clientId, name: "test" },
     });
     const object = await env.MEDIA.get(keyOf(body.image_url));
     expect(object?.httpMetadata?.contentType).toBe("image/png");
@@ -124,7 +134,9 @@ describe("reading categories", () => {
     const mine = await createCategory(a);
     const res = await b.get(`/v3.0/categories/${mine.id}`);
     expect(res.status).toBe(200);
-    expect(await json(res)).toEqual(mine);
+    // Who wrote it is its account's business: another account reads the category, not its writers.
+    expect(await json(res)).toEqual({ ...mine, created_by: null, updated_by: null });
+    expect(mine.created_by).toEqual({ type: "client", id: a.clientId, name: "test" });
     const builtin = await json<CategoryJson>(await b.get("/v3.0/categories/1"));
     expect(builtin).toMatchObject({ id: 1, name: "Default", image_url: `${BASE}/media/builtin/default-pin.png` });
   });

@@ -77,6 +77,8 @@ describe("POST /v3.0/events", () => {
       media_url: expect.stringMatching(new RegExp(`^${BASE}/media/m/[0-9a-f]{32}\\.jpg$`)),
       created_at: expect.any(String),
       updated_at: expect.any(String),
+      created_by: { type: "client", id: a.clientId, name: "test" },
+      updated_by: { type: "client", id: a.clientId, name: "test" },
     });
     const object = await env.MEDIA.get(keyOf(body.media_url));
     expect(object?.httpMetadata?.contentType).toBe("image/jpeg");

@@ -4,7 +4,7 @@ import { BASE, caller, createList, createPinpoint, json, type Caller } from "./h
 
 type Problem = { status: number; detail: string; errors?: { pointer?: string; detail: string }[] };
 
-const LIST_FIELDS = ["id", "name", "description", "created_at", "updated_at"].sort();
+const LIST_FIELDS = ["id", "name", "description", "created_at", "updated_at", "created_by", "updated_by"].sort();
 
 async function expect400(response: Response, pointers: string[]): Promise<Problem> {
   const body = await json<Problem>(response);

@@ -321,16 +321,16 @@ describe("statements per batch", () => {
     return { d1, seen };
   }
 
-  it.each([1, 10, 1000])("is one D1 batch of five statements for %i items, far below 100 parameters", async (n) => {
+  it.each([1, 10, 1000])("is one D1 batch of six statements for %i items, far below 100 parameters", async (n) => {
     const a = await caller();
     const own = await insertPinpoints(a.accountId, n);
     const list = await createList(a);
     const items = own.map((id) => ({ id }));
     for (const apply of [addToList, removeFromList]) {
       const { d1, seen } = countingD1(await contentDb(a.accountId));
-      const result = await apply(d1, a.accountId, list.id, items);
+      const result = await apply(d1, { accountId: a.accountId, actor: `client:${a.clientId}` }, list.id, items);
       expect(result).toEqual({ total: n, errors: [] });
-      expect(seen).toEqual({ batches: 1, statements: 5, maxParameters: 3, other: 0 });
+      expect(seen).toEqual({ batches: 1, statements: 6, maxParameters: 3, other: 0 });
     }
   });
 });

@@ -12,7 +12,7 @@ type Problem = { type: string; status: number; detail: string; errors?: { pointe
 
 const valid = { name: "Eiffel Tower", latitude: 48.8584, longitude: 2.2945 };
 
-/** Every field the original API gives a pinpoint response, plus the additive timestamps. */
+/** Every field the original API gives a pinpoint response, plus the additive timestamps and actors. */
 const RESPONSE_FIELDS = [
   "id",
   "name",
@@ -27,6 +27,8 @@ const RESPONSE_FIELDS = [
   "tags",
   "created_at",
   "updated_at",
+  "created_by",
+  "updated_by",
 ].sort();
 
 async function expect400(response: Response, pointers: string[]): Promise<Problem> {

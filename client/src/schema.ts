@@ -1141,9 +1141,31 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+      created_by: components["schemas"]["Actor"] | null;
+      /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+      updated_by: components["schemas"]["Actor"] | null;
       /** @description Metres from `latitude`/`longitude` along the great circle; only when they are given */
       distance?: number;
     };
+    /** @description Who made a write: a person signed in, or a client (an application with client credentials) */
+    Actor:
+      | {
+          /** @constant */
+          type: "person";
+          /** @description The person's id */
+          id: number;
+          /** @description Their name now (a person's display name, a client's name); null once they were deleted */
+          name: string | null;
+        }
+      | {
+          /** @constant */
+          type: "client";
+          /** @description The client's id (its client_id) */
+          id: string;
+          /** @description Their name now (a person's display name, a client's name); null once they were deleted */
+          name: string | null;
+        };
     PinpointFeatureCollection: {
       /** @constant */
       type: "FeatureCollection";
@@ -1167,6 +1189,10 @@ export interface components {
         created_at: string;
         /** Format: date-time */
         updated_at: string;
+        /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+        created_by: components["schemas"]["Actor"] | null;
+        /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+        updated_by: components["schemas"]["Actor"] | null;
         /** @description Metres from `latitude`/`longitude` along the great circle; only when they are given */
         distance?: number;
       };
@@ -1255,6 +1281,10 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+      created_by: components["schemas"]["Actor"] | null;
+      /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+      updated_by: components["schemas"]["Actor"] | null;
     };
     PinpointImportResult: {
       /** @description The new pinpoints' ids, in feature order */
@@ -1277,6 +1307,10 @@ export interface components {
         created_at: string;
         /** Format: date-time */
         updated_at: string;
+        /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+        created_by: components["schemas"]["Actor"] | null;
+        /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+        updated_by: components["schemas"]["Actor"] | null;
       };
       links?: components["schemas"]["Link"][];
     };
@@ -1300,6 +1334,10 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+      created_by: components["schemas"]["Actor"] | null;
+      /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+      updated_by: components["schemas"]["Actor"] | null;
     };
     ListCreate: {
       name: string;
@@ -1317,6 +1355,10 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+      created_by: components["schemas"]["Actor"] | null;
+      /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+      updated_by: components["schemas"]["Actor"] | null;
     };
     CategoryCreate: {
       name: string;
@@ -1354,6 +1396,10 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+      created_by: components["schemas"]["Actor"] | null;
+      /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+      updated_by: components["schemas"]["Actor"] | null;
       /** @description Metres from `latitude`/`longitude` to the event's pinpoint; only when they are given */
       distance?: number;
     };
@@ -1385,6 +1431,10 @@ export interface components {
         created_at: string;
         /** Format: date-time */
         updated_at: string;
+        /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+        created_by: components["schemas"]["Actor"] | null;
+        /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+        updated_by: components["schemas"]["Actor"] | null;
         /** @description Metres from `latitude`/`longitude` to the event's pinpoint; only when they are given */
         distance?: number;
       };
@@ -1430,6 +1480,10 @@ export interface components {
       created_at: string;
       /** Format: date-time */
       updated_at: string;
+      /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+      created_by: components["schemas"]["Actor"] | null;
+      /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+      updated_by: components["schemas"]["Actor"] | null;
     };
     EventFeature: {
       /** @constant */
@@ -1453,6 +1507,10 @@ export interface components {
         created_at: string;
         /** Format: date-time */
         updated_at: string;
+        /** @description Who created it. Null for objects created before the service recorded it, in answers to a publishable key, and on another account's category */
+        created_by: components["schemas"]["Actor"] | null;
+        /** @description Who wrote it last (a list's membership changes included); null where `created_by` is */
+        updated_by: components["schemas"]["Actor"] | null;
       };
       links?: components["schemas"]["Link"][];
     };
@@ -1498,6 +1556,8 @@ export interface components {
       version: number;
       /** Format: date-time */
       changed_at: string;
+      /** @description Who made the change: an upsert's is the object's `updated_by`; a delete's, who deleted it (for a deletion that cascaded, who deleted what it went with). Null for changes made before it was recorded */
+      actor: components["schemas"]["Actor"] | null;
       /** @description With `include=objects`, on upserts: the object as GET returns it */
       object?: {
         [key: string]: unknown;

@@ -4,6 +4,7 @@
  * go through the media module: stored before the row that names them, removed
  * when replaced or when the category is deleted.
  */
+import { actorsOf, toJsonWithActors, writerOf } from "../auth/actor";
 import { resourceApp } from "../auth/resource-app";
 import { pageOf, paginate, pageQuery } from "../http/pagination";
 import { assertVersion } from "../db/versions";
@@ -75,7 +76,7 @@ export const categoryRoutes = resourceApp()
           collection: "categories",
           query: c.req.valid("query"),
           fetch: (bound, take) => pageCategories(c.env.DB, bound, take),
-          toJson: (row) => categoryToJson(row, mediaUrl),
+          pageJson: (rows) => toJsonWithActors(c, rows, (row, actors) => categoryToJson(row, mediaUrl, actors)),
         }),
       );
     }),
@@ -87,41 +88,41 @@ export const categoryRoutes = resourceApp()
       const row = await writeWithMedia(
         c,
         { file: image_file, pointer: "/image_file", previousKey: null, accept: "image" },
-        (key) => categoryRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, image_key: key }),
+        (key) => categoryRows.insert(c.env.DB, writerOf(c.var.principal), { ...fields, image_key: key }),
       );
       setETag(c, row.version);
-      return created(c, `/v3.0/categories/${row.id}`, categoryToJson(row, mediaUrls(c)));
+      return created(c, `/v3.0/categories/${row.id}`, categoryToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .get(
     `/${ID}`,
     ...operations.get(async (c) => {
       const row = await getCategory(c.env.DB, pathId(c, "category"));
-      return jsonWithETag(c, row.version, categoryToJson(row, mediaUrls(c)));
+      return jsonWithETag(c, row.version, categoryToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .put(
     `/${ID}`,
     ...operations.update(validate("json", categoryUpdate), async (c) => {
-      const { accountId } = c.var.principal;
+      const writer = writerOf(c.var.principal);
       const { image_file, ...fields } = c.req.valid("json");
       const expected = ifMatch(c);
       // Checked before anything is uploaded: a refused write stores nothing.
-      const current = await writableCategory(c.env.DB, accountId, pathId(c, "category"));
+      const current = await writableCategory(c.env.DB, writer.accountId, pathId(c, "category"));
       assertVersion(current.version, expected, "category");
       const row = await writeWithMedia(
         c,
         { file: image_file, pointer: "/image_file", previousKey: current.image_key, accept: "image" },
-        (key) => categoryRows.update(c.env.DB, accountId, current.id, { ...fields, image_key: key }, expected),
+        (key) => categoryRows.update(c.env.DB, writer, current.id, { ...fields, image_key: key }, expected),
       );
       setETag(c, row.version);
-      return c.json(categoryToJson(row, mediaUrls(c)));
+      return c.json(categoryToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      const row = await deleteCategory(c.env.DB, c.var.principal.accountId, pathId(c, "category"), ifMatch(c));
+      const row = await deleteCategory(c.env.DB, writerOf(c.var.principal), pathId(c, "category"), ifMatch(c));
       deleteMediaLater(c, [row.image_key]);
       return c.body(null, 204);
     }),

@@ -5,6 +5,7 @@
  */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
 import * as z from "zod";
+import { writtenByJson } from "../auth/actor";
 import { categories } from "../db/schema";
 import * as field from "../fields/schemas";
 import { imageFile } from "../media/file";
@@ -27,6 +28,11 @@ export const categoryUpdate = createUpdateSchema(categories, refinements)
 /** A category as the API returns it. */
 export const categoryJson = createSelectSchema(categories)
   .pick({ id: true, ...writable })
-  .extend({ image_url: z.string().nullable(), created_at: z.iso.datetime(), updated_at: z.iso.datetime() })
+  .extend({
+    image_url: z.string().nullable(),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+    ...writtenByJson,
+  })
   .meta({ id: "Category" });
 export type CategoryJson = z.output<typeof categoryJson>;

@@ -4,13 +4,13 @@
  * only the owning account may change or delete one, and the built-in
  * category (no owner) is read-only for everyone (CONTRACT "Access").
  */
-import { and, eq } from "drizzle-orm";
+import { and, eq, isNull } from "drizzle-orm";
 import { ApiError, forbidden, notFound } from "../core/problem";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
-import { ownedRows } from "../db/owned";
-import { categories, type Category } from "../db/schema";
+import { ownedRows, type Writer } from "../db/owned";
+import { categories, changes, webhookOutbox, type Category } from "../db/schema";
 import { missedOwnRow, versionIs, type Expected } from "../db/versions";
 
 /** Create and (owner-scoped) update; reads and deletes follow the sharing rules below. */
@@ -52,14 +52,23 @@ export async function writableCategory(d1: D1Database, accountId: number, id: nu
  * Deletes the caller's category (only at one of the `expected` versions, if given) and returns it, so its image can be removed.
  * A category some pinpoint still uses (any account's) is refused with 409 by
  * the foreign key itself, so nothing changes and nothing races.
+ *
+ * Its tombstone then names the deleter. Not by a stamp before the delete, as
+ * the other resources do (src/db/owned.ts): a category's delete is one
+ * statement that src/db/client.ts repeats on every shard, and a stamp left on
+ * a category whose delete another shard refuses would name as its writer
+ * someone who changed nothing. Instead the change-log entry and outbox row the
+ * delete wrote here are given the actor right after it; a Worker that dies in
+ * between leaves them without one (null: not known), never with a wrong one.
  */
 export async function deleteCategory(
   d1: D1Database,
-  accountId: number,
+  { accountId, actor }: Writer,
   id: number,
   expected: Expected = null,
 ): Promise<Category> {
-  const row = await database(d1)
+  const db = database(d1);
+  const row = await db
     .delete(categories)
     .where(and(eq(categories.id, id), eq(categories.account_id, accountId), versionIs(categories.version, expected)))
     .returning()
@@ -71,7 +80,18 @@ export async function deleteCategory(
         "The category is still used by pinpoints; give them another category before deleting it.",
       );
     });
-  if (row) return row;
+  if (row) {
+    const deletion = (table: typeof changes | typeof webhookOutbox) =>
+      and(eq(table.account_id, accountId), eq(table.type, "category"), eq(table.object_id, id), eq(table.op, "delete"));
+    await db.batch([
+      db.update(changes).set({ actor }).where(deletion(changes)),
+      db
+        .update(webhookOutbox)
+        .set({ actor })
+        .where(and(deletion(webhookOutbox), isNull(webhookOutbox.actor))),
+    ]);
+    return row;
+  }
   // Nothing deleted: say why (404 or 403); if it is ours after all, it changed (412) or vanished meanwhile.
   await writableCategory(d1, accountId, id);
   throw missedOwnRow("category", expected);

@@ -13,6 +13,7 @@
  */
 import type { Context } from "hono";
 import * as z from "zod";
+import { actorJson, actorsOf, type Actors } from "../auth/actor";
 import { resourceApp } from "../auth/resource-app";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
@@ -26,7 +27,7 @@ import { validate } from "../http/validation";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** How each type's upserted objects are shown inline (`include=objects`): as GET returns them. */
-export type ObjectJson = (c: Context<AppEnv>) => { [K in ChangeType]: (row: ObjectRows[K]) => unknown };
+export type ObjectJson = (c: Context<AppEnv>, actors: Actors) => { [K in ChangeType]: (row: ObjectRows[K]) => unknown };
 
 const changesQuery = pageQuery.extend({
   include: z
@@ -42,6 +43,11 @@ const changeJson = z
     op: z.enum(["upsert", "delete"]).meta({ description: "`delete`: a tombstone; the object no longer exists" }),
     version: z.int().meta({ description: "The object's version; its ETag is this number in quotes" }),
     changed_at: z.iso.datetime(),
+    actor: actorJson.nullable().meta({
+      description:
+        "Who made the change: an upsert's is the object's `updated_by`; a delete's, who deleted it (for a " +
+        "deletion that cascaded, who deleted what it went with). Null for changes made before it was recorded",
+    }),
     object: z
       .record(z.string(), z.unknown())
       .optional()
@@ -112,7 +118,14 @@ export function changeRoutes(objectJson: ObjectJson) {
       const page = entries.slice(0, limit);
       const last = page.at(-1)?.seq ?? after;
       const nextCursor = await encodeCursor(c.env, scope, { direction: "after", key: [last, since] });
-      const toJson = withObjects ? objectJson(c) : null;
+      // Who made each change, and who wrote each object shown: one directory query for the page.
+      const rows = objects ? Object.values(objects).flatMap((byId) => [...byId.values()]) : [];
+      const actors = await actorsOf(
+        c,
+        rows,
+        page.map((entry) => entry.actor),
+      );
+      const toJson = withObjects ? objectJson(c, actors) : null;
       const results = page.map((entry) => {
         const item: z.input<typeof changeJson> = {
           type: entry.type,
@@ -120,6 +133,7 @@ export function changeRoutes(objectJson: ObjectJson) {
           op: entry.op,
           version: entry.version,
           changed_at: entry.changed_at.toISOString(),
+          actor: actors.actor(entry.actor),
         };
         const row = entry.op === "upsert" ? objects?.[entry.type].get(entry.object_id) : undefined;
         if (toJson && row) item.object = (toJson[entry.type] as (row: unknown) => Record<string, unknown>)(row);

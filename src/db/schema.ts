@@ -30,8 +30,11 @@
  *   migrations/0006_change_log.sql, as migrations/0015_webhook_outbox.sql
  *   redefines them to write the webhook outbox too, as
  *   migrations/0018_account_positions.sql redefines them to number each
- *   account's changes, and with pinpoints' and events' update ones firing only
- *   for the columns a client sees since migrations/0019_data_fills.sql;
+ *   account's changes, with pinpoints' and events' update ones firing only
+ *   for the columns a client sees since migrations/0019_data_fills.sql, and
+ *   as migrations/0025_change_actors.sql redefines them all to keep each
+ *   change's actor (lists' and categories' update ones too firing only for
+ *   the columns a client sees);
  * - the triggers that refuse an account's writes on a shard it is being
  *   switched away from or has left (`account_fences`, migrations/0014_shards.sql).
  */
@@ -588,6 +591,8 @@ export const webhookOutbox = sqliteTable(
     position: integer(),
     object: text({ mode: "json" }).$type<Record<string, unknown>>(),
     created_at: createdAt(),
+    /** Who made the write (see `changes.actor`). */
+    actor: actor(),
   },
   (t) => [index("webhook_outbox_account_idx").on(t.account_id, t.id)],
 );
@@ -643,6 +648,11 @@ export const changes = sqliteTable(
     version: integer().notNull(),
     changed_at: createdAt(),
     position: integer(),
+    /**
+     * Who made the change: an upsert's is the row's `updated_by`; a delete's, the `updated_by` the
+     * deleting request stamped on the row just before (src/db/owned.ts). Null before it was recorded.
+     */
+    actor: actor(),
   },
   (t) => [
     uniqueIndex("changes_object_idx").on(t.type, t.object_id),

@@ -1,10 +1,11 @@
 /** The one mapping from a stored event to its public JSON. */
+import type { Actors } from "../auth/actor";
 import type { Event } from "../db/schema";
 import type { MediaUrl } from "../media/url";
 import { formatInstant } from "./dates";
 import type { EventJson } from "./schemas";
 
-export function eventToJson(row: Event, mediaUrl: MediaUrl): EventJson {
+export function eventToJson(row: Event, mediaUrl: MediaUrl, actors: Actors): EventJson {
   return {
     id: row.id,
     name: row.name,
@@ -16,5 +17,6 @@ export function eventToJson(row: Event, mediaUrl: MediaUrl): EventJson {
     pinpoint: row.pinpoint,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+    ...actors.of(row),
   };
 }

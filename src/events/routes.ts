@@ -3,6 +3,7 @@
  * media module: stored before the row that names them, removed when replaced,
  * cleared or when the event is deleted.
  */
+import { actorsOf, toJsonWithActors, writerOf } from "../auth/actor";
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
 import { checkPoint, INSTANT_SCHEMA, instantParam, searchParams, sharedSearch } from "../fields/search-params";
@@ -172,7 +173,7 @@ export const eventRoutes = resourceApp()
               keyOf: eventSortKeyOf(search),
             };
           },
-          toJson: (row) => eventToJson(row, mediaUrl),
+          pageJson: (rows) => toJsonWithActors(c, rows, (row, actors) => eventToJson(row, mediaUrl, actors)),
         }),
       );
     }),
@@ -180,15 +181,15 @@ export const eventRoutes = resourceApp()
   .post(
     "/",
     ...operations.create(validate("json", eventCreate), async (c) => {
-      const { accountId } = c.var.principal;
+      const writer = writerOf(c.var.principal);
       const { media_file, ...fields } = c.req.valid("json");
       // Checked before anything is uploaded: a refused write stores nothing.
-      await assertEventPinpoint(c.env.DB, accountId, fields.pinpoint);
+      await assertEventPinpoint(c.env.DB, writer.accountId, fields.pinpoint);
       const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey: null }, (key) =>
-        eventRows.insert(c.env.DB, accountId, { ...fields, media_key: key }),
+        eventRows.insert(c.env.DB, writer, { ...fields, media_key: key }),
       );
       setETag(c, row.version);
-      return created(c, `/v3.0/events/${row.id}`, eventToJson(row, mediaUrls(c)));
+      return created(c, `/v3.0/events/${row.id}`, eventToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .get(
@@ -200,30 +201,30 @@ export const eventRoutes = resourceApp()
       if (principal.kind === "key" && !(await isPublishedPinpoint(c.env.DB, principal.lists, row.pinpoint))) {
         throw notFound("event");
       }
-      return jsonWithETag(c, row.version, eventToJson(row, mediaUrls(c)));
+      return jsonWithETag(c, row.version, eventToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .put(
     `/${ID}`,
     ...operations.update(validate("json", eventUpdate), async (c) => {
-      const { accountId } = c.var.principal;
+      const writer = writerOf(c.var.principal);
       const { media_file, ...fields } = c.req.valid("json");
       const expected = ifMatch(c);
-      const current = await eventForUpdate(c.env.DB, accountId, pathId(c, "event"), fields.pinpoint);
+      const current = await eventForUpdate(c.env.DB, writer.accountId, pathId(c, "event"), fields.pinpoint);
       assertVersion(current.version, expected, "event");
       const row = await writeWithMedia(
         c,
         { file: media_file, pointer: "/media_file", previousKey: current.media_key },
-        (key) => eventRows.update(c.env.DB, accountId, current.id, { ...fields, media_key: key }, expected),
+        (key) => eventRows.update(c.env.DB, writer, current.id, { ...fields, media_key: key }, expected),
       );
       setETag(c, row.version);
-      return c.json(eventToJson(row, mediaUrls(c)));
+      return c.json(eventToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      const row = await eventRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "event"), ifMatch(c));
+      const row = await eventRows.delete(c.env.DB, writerOf(c.var.principal), pathId(c, "event"), ifMatch(c));
       deleteMediaLater(c, [row.media_key]);
       return c.body(null, 204);
     }),

@@ -4,6 +4,7 @@
  */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
 import * as z from "zod";
+import { writtenByJson } from "../auth/actor";
 import { events } from "../db/schema";
 import * as field from "../fields/schemas";
 import { featureCollectionSchema, featureSchema, pointSchema } from "../geojson/features";
@@ -58,6 +59,7 @@ export const eventJson = createSelectSchema(events, { tags: z.array(z.string()),
     media_url: z.string().nullable(),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
+    ...writtenByJson,
   })
   .meta({ id: "Event" });
 

@@ -7,7 +7,7 @@ import { fieldError, forbidden } from "../core/problem";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
-import { ownedRows } from "../db/owned";
+import { ownedRows, type Writer } from "../db/owned";
 import type { Expected } from "../db/versions";
 import { MissingHere, ownedOr404 } from "../db/ownership";
 import { withSearchColumns } from "../fields/search-columns";
@@ -28,15 +28,15 @@ const eventTable = ownedRows(events, {
 /** Writes store the search forms of their texts alongside, for the full-text index (src/fields/search-columns.ts). */
 export const eventRows = {
   ...eventTable,
-  insert: (d1: D1Database, accountId: number, values: Parameters<typeof eventTable.insert>[2]) =>
-    eventTable.insert(d1, accountId, withSearchColumns(values)),
+  insert: (d1: D1Database, writer: Writer, values: Parameters<typeof eventTable.insert>[2]) =>
+    eventTable.insert(d1, writer, withSearchColumns(values)),
   update: (
     d1: D1Database,
-    accountId: number,
+    writer: Writer,
     id: number,
     values: Parameters<typeof eventTable.update>[3],
     expected?: Expected,
-  ) => eventTable.update(d1, accountId, id, withSearchColumns(values), expected),
+  ) => eventTable.update(d1, writer, id, withSearchColumns(values), expected),
 };
 
 /** The owner check of a pinpoint named in a body: 400 at `/pinpoint` if it does not exist, 403 if not the caller's. */

@@ -41,7 +41,14 @@ export type PageQuery = z.output<typeof pageQuery>;
 /** A row's position in the collection's order: one value per sort key, e.g. `[distance, id]`. */
 export type SortKeyOf<Row> = (row: Row) => readonly (number | string)[];
 
-export type PageOptions<Row extends object, Item> = {
+/**
+ * How a page's rows become JSON: one at a time, or (`pageJson`) all at once, for rows that need
+ * something read for the whole page first (the names of who wrote them: one query, not one per row).
+ */
+export type RowsToJson<Row, Item> =
+  { toJson: (row: Row) => Item; pageJson?: never } | { pageJson: (rows: Row[]) => Promise<Item[]>; toJson?: never };
+
+export type PageOptions<Row extends object, Item> = RowsToJson<Row, Item> & {
   /** The collection's name, e.g. "pinpoints"; cursors of one collection fail on another. */
   collection: string;
   query: PageQuery;
@@ -49,7 +56,6 @@ export type PageOptions<Row extends object, Item> = {
   filters?: Record<string, number | string>;
   /** Reads up to `take` rows from `bound`, in the order `keyset()` gives. */
   fetch: (bound: Bound, take: number) => Promise<Row[]>;
-  toJson: (row: Row) => Item;
   /** The row's sort key; `[row.id]` by default, for rows in id order. */
   keyOf?: SortKeyOf<Row>;
 };
@@ -69,8 +75,9 @@ export const pageOf = <Item extends z.ZodType>(item: Item) =>
 /** Reads one page and builds its envelope with absolute next/previous URLs. */
 export async function paginate<Row extends object, Item>(
   c: Context<AppEnv>,
-  { collection, query, filters = {}, fetch, toJson, keyOf = byId }: PageOptions<Row, Item>,
+  options: PageOptions<Row, Item>,
 ): Promise<Page<Item>> {
+  const { collection, query, filters = {}, fetch, keyOf = byId } = options;
   const filterText = new URLSearchParams(Object.entries(filters).map(([k, v]) => [k, String(v)])).toString();
   const { principal } = c.var;
   // A key's pages are its own: its cursors do not continue a page of the account's or of another key's.
@@ -113,5 +120,6 @@ export async function paginate<Row extends object, Item>(
         first ? { direction: "before", key: keyOf(first) } : { direction: "before", key: bound!.key, inclusive: true },
       )
     : null;
-  return { results: rows.map(toJson), next, previous };
+  const results = options.pageJson ? await options.pageJson(rows) : rows.map(options.toJson);
+  return { results, next, previous };
 }

@@ -31,7 +31,8 @@ export type SearchPageOptions<Query extends PageQuery, Row extends object, Found
   page: (bound: Bound, take: number) => Promise<Row[]>;
   /** Called only to search, before any read: checks what the search needs, then gives its reads. */
   search: () => Promise<SearchReads<Found>>;
-  toJson: (row: Row) => Item;
+  /** The page's rows as JSON, in their order (pagination.ts `RowsToJson`). */
+  pageJson: (rows: Row[]) => Promise<Item[]>;
 };
 
 /** One page of the collection: plain, or of the search its parameters ask for. */
@@ -44,10 +45,10 @@ export async function pageOrSearch<
   c: Context<AppEnv>,
   options: SearchPageOptions<Query, Row, Found, Item>,
 ): Promise<Page<Item | (Item & { distance: number })>> {
-  const { collection, query, filters, page, toJson } = options;
+  const { collection, query, filters, page, pageJson } = options;
   const given = options.searchParameters.filter((name) => query[name] !== undefined);
   if (given.length === 0 && !options.alwaysSearch)
-    return paginate(c, { collection, query, filters, fetch: page, toJson });
+    return paginate(c, { collection, query, filters, fetch: page, pageJson });
   const { fetch, keyOf } = await options.search();
   // The links carry each search parameter as the client wrote it, which the cursor is bound to.
   const searched: Record<string, string | number> = { ...filters };
@@ -58,6 +59,10 @@ export async function pageOrSearch<
     filters: searched,
     fetch,
     keyOf,
-    toJson: (row) => ({ ...toJson(row), ...(row.distance === undefined ? {} : { distance: row.distance }) }),
+    pageJson: async (rows) =>
+      (await pageJson(rows)).map((item, i) => {
+        const { distance } = rows[i]!;
+        return distance === undefined ? item : { ...item, distance };
+      }),
   });
 }

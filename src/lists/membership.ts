@@ -1,14 +1,17 @@
 /**
- * List membership batches (CONTRACT "List membership"). However many items a
- * batch has (up to 1,000), it is one D1 batch of five statements, applied
+ * List membership batches (docs/api.md, "List membership"). However many items a
+ * batch has (up to 1,000), it is one D1 batch of six statements, applied
  * atomically: the list's owner, the named pinpoints that cannot be applied,
  * and the write itself, bracketed by the `list_batches` row that makes the
  * list's version (its ETag and change-log entry) move once per batch, and only
- * if a membership changed (migrations/0008_membership_batches.sql). The ids
+ * if a membership changed (migrations/0008_membership_batches.sql); before
+ * that move, the list is stamped with the batch's actor as its `updated_by`,
+ * only if a membership changed (src/db/owned.ts, "Writer"). The ids
  * travel as one JSON parameter expanded by json_each(), so no statement comes
  * near D1's limit of 100 bound parameters. Valid items are applied even when
  * others fail; each failure is reported by index.
  */
+import type { Writer } from "../db/owned";
 import { foreignElsewhere, ownedOr404 } from "../db/ownership";
 import { lists, pinpoints } from "../db/schema";
 import { membershipItem, type BatchItemError, type BatchResult } from "./schemas";
@@ -70,6 +73,9 @@ const WRITE = {
 
 /** Opens the list's batch; the membership triggers then only mark it changed. */
 const BEGIN_BATCH = "INSERT OR REPLACE INTO list_batches (list_id, changed) VALUES (?1, 0)";
+/** Names the writer of a batch that changed a membership, before the version moves (and is logged). */
+const STAMP =
+  "UPDATE lists SET updated_by = ?3 WHERE id = ?1 AND account_id = ?2 AND EXISTS (SELECT 1 FROM list_batches WHERE list_id = ?1 AND changed = 1)";
 /** Closes it: its trigger bumps the list's version once if a membership changed. */
 const END_BATCH = "DELETE FROM list_batches WHERE list_id = ?1";
 
@@ -77,7 +83,7 @@ type Classified = { id: number; account_id: number | null };
 
 async function applyBatch(
   d1: D1Database,
-  accountId: number,
+  { accountId, actor }: Writer,
   listId: number,
   items: readonly unknown[],
   operation: "add" | "remove",
@@ -89,6 +95,7 @@ async function applyBatch(
     d1.prepare(CLASSIFY[operation]).bind(listId, ids, accountId),
     d1.prepare(BEGIN_BATCH).bind(listId),
     d1.prepare(WRITE[operation]).bind(listId, ids, accountId),
+    d1.prepare(STAMP).bind(listId, accountId, actor),
     d1.prepare(END_BATCH).bind(listId),
   ]);
   ownedOr404((owner!.results as { account_id: number }[])[0], accountId, "list", { table: lists, id: listId });
@@ -114,8 +121,8 @@ async function applyBatch(
   return { total: items.length, errors };
 }
 
-export const addToList = (d1: D1Database, accountId: number, listId: number, items: readonly unknown[]) =>
-  applyBatch(d1, accountId, listId, items, "add");
+export const addToList = (d1: D1Database, writer: Writer, listId: number, items: readonly unknown[]) =>
+  applyBatch(d1, writer, listId, items, "add");
 
-export const removeFromList = (d1: D1Database, accountId: number, listId: number, items: readonly unknown[]) =>
-  applyBatch(d1, accountId, listId, items, "remove");
+export const removeFromList = (d1: D1Database, writer: Writer, listId: number, items: readonly unknown[]) =>
+  applyBatch(d1, writer, listId, items, "remove");

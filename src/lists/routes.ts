@@ -1,5 +1,6 @@
 /** /v3.0/lists and their membership: HTTP in, typed store call out. */
 import * as z from "zod";
+import { actorsOf, toJsonWithActors, writerOf } from "../auth/actor";
 import { resourceApp } from "../auth/resource-app";
 import { ApiError } from "../core/problem";
 import { assertListPublished } from "../db/published";
@@ -128,7 +129,7 @@ export const listRoutes = resourceApp()
               ? pageListsAmong(c.env.DB, principal.accountId, principal.lists, bound, take)
               : listRows.page(c.env.DB, principal.accountId, bound, take);
           },
-          toJson: listToJson,
+          pageJson: (rows) => toJsonWithActors(c, rows, listToJson),
         }),
       ),
     ),
@@ -136,9 +137,9 @@ export const listRoutes = resourceApp()
   .post(
     "/",
     ...operations.create(validate("json", listCreate), async (c) => {
-      const row = await listRows.insert(c.env.DB, c.var.principal.accountId, c.req.valid("json"));
+      const row = await listRows.insert(c.env.DB, writerOf(c.var.principal), c.req.valid("json"));
       setETag(c, row.version);
-      return created(c, `/v3.0/lists/${row.id}`, listToJson(row));
+      return created(c, `/v3.0/lists/${row.id}`, listToJson(row, await actorsOf(c, [row])));
     }),
   )
   .get(
@@ -148,22 +149,22 @@ export const listRoutes = resourceApp()
       const id = pathId(c, "list");
       if (principal.kind === "key") await assertListPublished(c.env.DB, principal, id);
       const row = await listRows.get(c.env.DB, principal.accountId, id);
-      return jsonWithETag(c, row.version, listToJson(row));
+      return jsonWithETag(c, row.version, listToJson(row, await actorsOf(c, [row])));
     }),
   )
   .put(
     `/${ID}`,
     ...operations.update(validate("json", listUpdate), async (c) => {
-      const { accountId } = c.var.principal;
-      const row = await listRows.update(c.env.DB, accountId, pathId(c, "list"), c.req.valid("json"), ifMatch(c));
+      const writer = writerOf(c.var.principal);
+      const row = await listRows.update(c.env.DB, writer, pathId(c, "list"), c.req.valid("json"), ifMatch(c));
       setETag(c, row.version);
-      return c.json(listToJson(row));
+      return c.json(listToJson(row, await actorsOf(c, [row])));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      await listRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "list"), ifMatch(c));
+      await listRows.delete(c.env.DB, writerOf(c.var.principal), pathId(c, "list"), ifMatch(c));
       return c.body(null, 204);
     }),
   )
@@ -171,14 +172,14 @@ export const listRoutes = resourceApp()
     `/${ID}/pinpoints`,
     ...operations.add(membershipItems, async (c) => {
       const items = checkBatchSize(c.req.valid("json"));
-      return c.json(await addToList(c.env.DB, c.var.principal.accountId, pathId(c, "list"), items));
+      return c.json(await addToList(c.env.DB, writerOf(c.var.principal), pathId(c, "list"), items));
     }),
   )
   .delete(
     `/${ID}/pinpoints`,
     ...operations.remove(membershipItems, async (c) => {
       const items = checkBatchSize(c.req.valid("json"));
-      const result = await removeFromList(c.env.DB, c.var.principal.accountId, pathId(c, "list"), items);
+      const result = await removeFromList(c.env.DB, writerOf(c.var.principal), pathId(c, "list"), items);
       // RFC 7240: a client that asks for a minimal response gets the documented 204.
       if (/\breturn=minimal\b/i.test(c.req.header("Prefer") ?? "")) {
         c.header("Preference-Applied", "return=minimal");

@@ -1,6 +1,7 @@
 /** Request and response shapes of lists, derived from the `lists` table. */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
 import * as z from "zod";
+import { writtenByJson } from "../auth/actor";
 import { lists } from "../db/schema";
 import * as field from "../fields/schemas";
 import { pageQuery } from "../http/pagination";
@@ -19,7 +20,7 @@ export const listUpdate = createUpdateSchema(lists, refinements).pick(writable).
 /** A list as the API returns it. */
 export const listJson = createSelectSchema(lists)
   .pick({ id: true, ...writable })
-  .extend({ created_at: z.iso.datetime(), updated_at: z.iso.datetime() })
+  .extend({ created_at: z.iso.datetime(), updated_at: z.iso.datetime(), ...writtenByJson })
   .meta({ id: "List" });
 export type ListJson = z.output<typeof listJson>;
 

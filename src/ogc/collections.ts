@@ -4,6 +4,7 @@
  * features, as GeoJSON made by the same functions as /v3.0's (src/geojson).
  */
 import type { Context } from "hono";
+import { actorsOf } from "../auth/actor";
 import type { AppEnv } from "../core/env";
 import { notFound } from "../core/problem";
 import { foreignAsMissing } from "../db/ownership";
@@ -55,10 +56,15 @@ export type FeatureRow = { key: readonly number[]; feature: Feature };
 
 const byId = (row: { id: number }) => [row.id];
 
-const pinpointFeatureRows = (c: Context<AppEnv>, rows: Pinpoint[], keyOf: (row: Pinpoint) => number[] = byId) => {
+async function pinpointFeatureRows(
+  c: Context<AppEnv>,
+  rows: Pinpoint[],
+  keyOf: (row: Pinpoint) => number[] = byId,
+): Promise<FeatureRow[]> {
   const mediaUrl = mediaUrls(c);
-  return rows.map((row): FeatureRow => ({ key: keyOf(row), feature: pinpointFeature(pinpointToJson(row, mediaUrl)) }));
-};
+  const actors = await actorsOf(c, rows);
+  return rows.map((row) => ({ key: keyOf(row), feature: pinpointFeature(pinpointToJson(row, mediaUrl, actors)) }));
+}
 
 async function eventFeatureRows<Row extends Event>(
   c: Context<AppEnv>,
@@ -67,10 +73,13 @@ async function eventFeatureRows<Row extends Event>(
 ): Promise<FeatureRow[]> {
   const mediaUrl = mediaUrls(c);
   const ids = [...new Set(rows.map((row) => row.pinpoint))];
-  const locations = await pinpointLocations(c.env.DB, c.var.principal.accountId, ids);
+  const [locations, actors] = await Promise.all([
+    pinpointLocations(c.env.DB, c.var.principal.accountId, ids),
+    actorsOf(c, rows),
+  ]);
   return rows.map((row) => ({
     key: keyOf(row),
-    feature: eventFeature(eventToJson(row, mediaUrl), locations.get(row.pinpoint)),
+    feature: eventFeature(eventToJson(row, mediaUrl, actors), locations.get(row.pinpoint)),
   }));
 }
 
@@ -112,7 +121,7 @@ const pinpointsCollection: Collection = {
   page: (c, selection, bound, take) => pinpointPage(c, selection, undefined, bound, take),
   async feature(c, id) {
     const row = await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id));
-    return pinpointFeatureRows(c, [row])[0]!.feature;
+    return (await pinpointFeatureRows(c, [row]))[0]!.feature;
   },
 };
 
@@ -151,7 +160,7 @@ function listCollection(list: ListSummary): Collection {
     async feature(c, id) {
       const row = await listMember(c.env.DB, c.var.principal.accountId, list.id, id);
       if (!row) throw notFound("feature");
-      return pinpointFeatureRows(c, [row])[0]!.feature;
+      return (await pinpointFeatureRows(c, [row]))[0]!.feature;
     },
   };
 }

@@ -31,12 +31,14 @@ type PropertySchema = { type?: string | string[]; format?: string; description?:
 /**
  * One property's JSON Schema as GIS clients read it: a plain `type` (GDAL
  * types its fields from it, so `category` is an integer column), the nullable
- * `anyOf` zod writes folded into the type.
+ * `anyOf` zod writes folded into the type; a schema named by reference (an
+ * actor, `created_by`) or a choice of several is an object (GDAL: a JSON field).
  */
 function plainProperty(schema: Record<string, unknown>): PropertySchema {
   const variants = (schema.anyOf as Record<string, unknown>[] | undefined) ?? [schema];
   const main = variants.find((v) => v.type !== "null") ?? {};
-  const plain: PropertySchema = { type: main.type as string };
+  const object = main.type === undefined && (main.$ref !== undefined || main.oneOf !== undefined);
+  const plain: PropertySchema = { type: object ? "object" : (main.type as string) };
   if (typeof main.format === "string") plain.format = main.format;
   if (main.items) plain.items = main.items;
   const description = schema.description ?? main.description;

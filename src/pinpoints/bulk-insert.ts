@@ -4,7 +4,9 @@
  * rows cost a few statements instead of a thousand, and D1's limit of 100
  * bound parameters never applies. The statements go in one D1 batch: all of
  * them are written or none. The insert triggers index each row for search.
+ * Every row names the import's writer as `created_by` and `updated_by`.
  */
+import type { Writer } from "../db/owned";
 import { utf8Length } from "../core/utf8";
 import { searchForm } from "../core/search-form";
 import { descriptionText, tagsSearch } from "../fields/search-columns";
@@ -42,8 +44,8 @@ export type BulkRow = {
 export const MAX_CHUNK_BYTES = 1_000_000;
 
 const INSERT_SQL =
-  `INSERT INTO pinpoints (account_id, ${BULK_COLUMNS.join(", ")}) ` +
-  `SELECT ?1, ${BULK_COLUMNS.map((column, i) =>
+  `INSERT INTO pinpoints (account_id, created_by, updated_by, ${BULK_COLUMNS.join(", ")}) ` +
+  `SELECT ?1, ?3, ?3, ${BULK_COLUMNS.map((column, i) =>
     column === "tags" ? `json(value ->> '$[${i}]')` : `value ->> '$[${i}]'`,
   ).join(", ")} ` +
   // In array order, so ascending ids follow the rows' order.
@@ -98,11 +100,15 @@ export function chunkRows(rows: readonly BulkRow[]): Chunk[] {
  * `last_row_id`. Read from the result's metadata instead of `RETURNING id`,
  * which would send a thousand rows back for every batch.
  */
-export async function insertPinpoints(d1: D1Database, accountId: number, rows: readonly BulkRow[]): Promise<number[]> {
+export async function insertPinpoints(
+  d1: D1Database,
+  { accountId, actor }: Writer,
+  rows: readonly BulkRow[],
+): Promise<number[]> {
   if (rows.length === 0) return [];
   const statement = d1.prepare(INSERT_SQL);
   const chunks = chunkRows(rows);
-  const results = await d1.batch(chunks.map((chunk) => statement.bind(accountId, chunk.json)));
+  const results = await d1.batch(chunks.map((chunk) => statement.bind(accountId, chunk.json, actor)));
   return results.flatMap((result, i) => {
     const { count } = chunks[i]!;
     const first = result.meta.last_row_id - count + 1;

@@ -9,6 +9,7 @@
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import * as z from "zod";
+import { writerOf } from "../auth/actor";
 import type { AppEnv } from "../core/env";
 import { ApiError, type FieldError } from "../core/problem";
 import { database } from "../db/client";
@@ -153,7 +154,7 @@ export async function importFeatures(c: Context<AppEnv>): Promise<number[]> {
   const { rows, errors } = await rowsOf(body.data.features);
   if (errors.length > 0) throw invalid(errors);
   try {
-    return await insertPinpoints(c.env.DB, c.var.principal.accountId, rows);
+    return await insertPinpoints(c.env.DB, writerOf(c.var.principal), rows);
   } catch (error) {
     // The foreign key refuses a category that does not exist, and the transaction writes nothing: only
     // then are the features naming one looked for, so an import costs no query for the categories it names.

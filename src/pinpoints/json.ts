@@ -1,9 +1,10 @@
 /** The one mapping from a stored pinpoint to its public JSON. */
+import type { Actors } from "../auth/actor";
 import type { Pinpoint } from "../db/schema";
 import type { MediaUrl } from "../media/url";
 import type { PinpointJson } from "./schemas";
 
-export function pinpointToJson(row: Pinpoint, mediaUrl: MediaUrl): PinpointJson {
+export function pinpointToJson(row: Pinpoint, mediaUrl: MediaUrl, actors: Actors): PinpointJson {
   return {
     id: row.id,
     name: row.name,
@@ -18,5 +19,6 @@ export function pinpointToJson(row: Pinpoint, mediaUrl: MediaUrl): PinpointJson 
     tags: row.tags,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
+    ...actors.of(row),
   };
 }

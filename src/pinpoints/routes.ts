@@ -1,5 +1,6 @@
 /** /v3.0/pinpoints: HTTP in, typed store call out. */
 import * as z from "zod";
+import { actorsOf, toJsonWithActors, writerOf } from "../auth/actor";
 import { resourceApp } from "../auth/resource-app";
 import { notFound } from "../core/problem";
 import { foreignAsMissing } from "../db/ownership";
@@ -182,7 +183,7 @@ export const pinpointRoutes = resourceApp()
               keyOf: sortKeyOf(search),
             };
           },
-          toJson: (row) => pinpointToJson(row, mediaUrl),
+          pageJson: (rows) => toJsonWithActors(c, rows, (row, actors) => pinpointToJson(row, mediaUrl, actors)),
         }),
       );
     }),
@@ -194,10 +195,10 @@ export const pinpointRoutes = resourceApp()
       const row = await writeWithMedia(
         c,
         { file: media_file, pointer: "/media_file", previousKey: null },
-        (media_key) => pinpointRows.insert(c.env.DB, c.var.principal.accountId, { ...fields, media_key }),
+        (media_key) => pinpointRows.insert(c.env.DB, writerOf(c.var.principal), { ...fields, media_key }),
       );
       setETag(c, row.version);
-      return created(c, `/v3.0/pinpoints/${row.id}`, pinpointToJson(row, mediaUrls(c)));
+      return created(c, `/v3.0/pinpoints/${row.id}`, pinpointToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .get(
@@ -208,35 +209,35 @@ export const pinpointRoutes = resourceApp()
       const read = pinpointRows.get(c.env.DB, principal.accountId, id);
       const row = await (principal.kind === "key" ? foreignAsMissing(read, "pinpoint") : read);
       if (principal.kind === "key") await assertPublishedPinpoint(c.env.DB, principal.lists, id);
-      return jsonWithETag(c, row.version, pinpointToJson(row, mediaUrls(c)));
+      return jsonWithETag(c, row.version, pinpointToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .put(
     `/${ID}`,
     ...operations.update(validate("json", pinpointUpdate), async (c) => {
       const id = pathId(c, "pinpoint");
-      const { accountId } = c.var.principal;
+      const writer = writerOf(c.var.principal);
       const { media_file, ...fields } = c.req.valid("json");
       const expected = ifMatch(c);
       // With a file, ownership (and version) first, so a 403/404/412 costs no upload; its current key goes once replaced.
       let previousKey: string | null = null;
       if (media_file !== undefined) {
-        const current = await pinpointRows.get(c.env.DB, accountId, id);
+        const current = await pinpointRows.get(c.env.DB, writer.accountId, id);
         assertVersion(current.version, expected, "pinpoint");
         previousKey = current.media_key;
       }
       const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey }, (media_key) =>
-        pinpointRows.update(c.env.DB, accountId, id, { ...fields, media_key }, expected),
+        pinpointRows.update(c.env.DB, writer, id, { ...fields, media_key }, expected),
       );
       setETag(c, row.version);
-      return c.json(pinpointToJson(row, mediaUrls(c)));
+      return c.json(pinpointToJson(row, mediaUrls(c), await actorsOf(c, [row])));
     }),
   )
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
       const id = pathId(c, "pinpoint");
-      deleteMediaLater(c, await deletePinpoint(c.env.DB, c.var.principal.accountId, id, ifMatch(c)));
+      deleteMediaLater(c, await deletePinpoint(c.env.DB, writerOf(c.var.principal), id, ifMatch(c)));
       return c.body(null, 204);
     }),
   );

@@ -5,6 +5,7 @@
  */
 import { createInsertSchema, createSelectSchema, createUpdateSchema } from "drizzle-zod";
 import * as z from "zod";
+import { writtenByJson } from "../auth/actor";
 import { pinpoints } from "../db/schema";
 import * as field from "../fields/schemas";
 import { featureCollectionSchema, featureSchema } from "../geojson/features";
@@ -71,6 +72,7 @@ export const pinpointJson = createSelectSchema(pinpoints, { tags: z.array(z.stri
     media_url: z.string().nullable(),
     created_at: z.iso.datetime(),
     updated_at: z.iso.datetime(),
+    ...writtenByJson,
   })
   .meta({ id: "Pinpoint" });
 

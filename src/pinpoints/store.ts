@@ -1,10 +1,10 @@
 /** Pinpoints in D1: every read and write is scoped to the caller's account. */
-import { and, eq, isNotNull } from "drizzle-orm";
+import { and, eq, exists, inArray, isNotNull } from "drizzle-orm";
 import { fieldError } from "../core/problem";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
-import { ownedRows } from "../db/owned";
+import { ownedRows, type Writer } from "../db/owned";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
 import { withSearchColumns } from "../fields/search-columns";
 import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
@@ -26,15 +26,15 @@ const pinpointTable = ownedRows(pinpoints, {
 /** Writes store the search forms of their texts alongside, for the full-text index (src/fields/search-columns.ts). */
 export const pinpointRows = {
   ...pinpointTable,
-  insert: (d1: D1Database, accountId: number, values: Parameters<typeof pinpointTable.insert>[2]) =>
-    pinpointTable.insert(d1, accountId, withSearchColumns(values)),
+  insert: (d1: D1Database, writer: Writer, values: Parameters<typeof pinpointTable.insert>[2]) =>
+    pinpointTable.insert(d1, writer, withSearchColumns(values)),
   update: (
     d1: D1Database,
-    accountId: number,
+    writer: Writer,
     id: number,
     values: Parameters<typeof pinpointTable.update>[3],
     expected?: Expected,
-  ) => pinpointTable.update(d1, accountId, id, withSearchColumns(values), expected),
+  ) => pinpointTable.update(d1, writer, id, withSearchColumns(values), expected),
 };
 
 /**
@@ -79,24 +79,45 @@ export async function assertListOwner(d1: D1Database, accountId: number, listId:
  * Deletes a pinpoint (its list memberships and events go with it, by foreign
  * key cascade), only at one of the `expected` versions if given, and returns the media keys that are no longer referenced: its
  * own and its events'. Both are read in the same transaction as the delete,
- * so an event added meanwhile cannot take its media key along unseen.
+ * so an event added meanwhile cannot take its media key along unseen. The
+ * pinpoint, its events and the lists it leaves are stamped with the deleter
+ * first (src/db/owned.ts), in the same transaction and only if the delete
+ * will happen: the events' tombstones and the lists' new versions name who
+ * deleted it.
  */
 export async function deletePinpoint(
   d1: D1Database,
-  accountId: number,
+  { accountId, actor }: Writer,
   id: number,
   expected: Expected = null,
 ): Promise<(string | null)[]> {
   const db = database(d1);
-  const [eventMedia, deleted] = await db.batch([
+  const target = and(eq(pinpoints.id, id), eq(pinpoints.account_id, accountId), versionIs(pinpoints.version, expected));
+  const deleting = exists(db.select({ id: pinpoints.id }).from(pinpoints).where(target));
+  const [eventMedia, , , , deleted] = await db.batch([
     db
       .select({ media_key: events.media_key })
       .from(events)
       .where(and(eq(events.pinpoint, id), eq(events.account_id, accountId), isNotNull(events.media_key))),
     db
-      .delete(pinpoints)
-      .where(and(eq(pinpoints.id, id), eq(pinpoints.account_id, accountId), versionIs(pinpoints.version, expected)))
-      .returning({ media_key: pinpoints.media_key }),
+      .update(events)
+      .set({ updated_by: actor })
+      .where(and(eq(events.pinpoint, id), eq(events.account_id, accountId), deleting)),
+    db
+      .update(lists)
+      .set({ updated_by: actor })
+      .where(
+        and(
+          eq(lists.account_id, accountId),
+          inArray(
+            lists.id,
+            db.select({ id: listPinpoints.list_id }).from(listPinpoints).where(eq(listPinpoints.pinpoint_id, id)),
+          ),
+          deleting,
+        ),
+      ),
+    db.update(pinpoints).set({ updated_by: actor }).where(target),
+    db.delete(pinpoints).where(target).returning({ media_key: pinpoints.media_key }),
   ]);
   if (!deleted[0]) {
     return throwMissingOrForbidden(d1, pinpoints, id, accountId, "pinpoint", missedOwnRow("pinpoint", expected));

@@ -23,6 +23,7 @@
  * an hour) for about a day; then the webhook is disabled with the reason,
  * here or by the dead-letter queue's consumer, whichever sees it first.
  */
+import { actorsFor, type Actors } from "../auth/actor";
 import { clock } from "../core/clock";
 import { configFor } from "../core/config";
 import { sealingKeys, type SealingKeys } from "../core/sealed";
@@ -41,7 +42,10 @@ import { isLoopbackOrigin, resolvedTargetProblem, targetProblem } from "./target
 export type WebhookMessage = { webhook: number; account: number };
 
 /** How upserted objects are shown in payloads: as each resource's GET shows them (wired in src/app.ts). */
-export type ObjectsJson = (mediaUrl: MediaUrl) => { [K in ChangeType]: (row: ObjectRows[K]) => unknown };
+export type ObjectsJson = (
+  mediaUrl: MediaUrl,
+  actors: Actors,
+) => { [K in ChangeType]: (row: ObjectRows[K]) => unknown };
 
 /** The dead-letter queue's name in wrangler.toml: its batches disable webhooks instead of delivering. */
 export const DEAD_LETTER_QUEUE = "poi-webhooks-dead";
@@ -85,8 +89,11 @@ type Attempt = {
  */
 const positionOf = (entry: WebhookOutboxRow) => entry.position ?? entry.seq;
 
-/** The body of one event: Standard Webhooks' `type`, `timestamp` and `data`, with the write's `position`. */
-function payload(entry: WebhookOutboxRow, object: unknown): string {
+/**
+ * The body of one event: Standard Webhooks' `type`, `timestamp` and `data`, with the write's `position`
+ * and who made it (`actor`, src/auth/actor.ts).
+ */
+function payload(entry: WebhookOutboxRow, object: unknown, actors: Actors): string {
   return JSON.stringify({
     type: entry.event,
     timestamp: entry.created_at.toISOString(),
@@ -96,6 +103,7 @@ function payload(entry: WebhookOutboxRow, object: unknown): string {
       version: entry.version,
       deleted: entry.op === "delete",
       position: positionOf(entry),
+      actor: actors.actor(entry.actor),
       object: object ?? null,
     },
   });
@@ -223,7 +231,7 @@ export async function deliverWebhook(
   const hook = toWebhook(leased);
   const secrets = await openSecrets(await sealingKeys(env), hook);
   const config = configFor(env);
-  const toJson = objectsJson(mediaUrlsOn(config.publicOrigin ?? hook.api_origin, config.mediaPublicBaseUrl));
+  const mediaUrl = mediaUrlsOn(config.publicOrigin ?? hook.api_origin, config.mediaPublicBaseUrl);
   let position = hook.position;
   let failure: { entry: WebhookOutboxRow; result: Attempt } | null = null;
   let more = false;
@@ -232,15 +240,26 @@ export async function deliverWebhook(
   try {
     pass: for (;;) {
       const entries = await readOutbox(env.DB, hook.account_id, position, READ_BATCH);
+      // The objects of a read as their GET shows them; who wrote them and each write: one directory query.
+      const rows = new Map(
+        entries.map((entry) => [entry, entry.object ? outboxObject[entry.type](entry.object) : null]),
+      );
+      const actors = await actorsFor(
+        env.DB,
+        hook.account_id,
+        [...rows.values()].filter((row) => row !== null),
+        entries.map((entry) => entry.actor),
+      );
+      const toJson = objectsJson(mediaUrl, actors);
       for (const entry of entries) {
         if (clock.now() - now > PASS_MS) {
           more = true;
           break pass;
         }
         if (subscribes(hook.events, entry.event as EventType)) {
-          const row = entry.object ? outboxObject[entry.type](entry.object) : null;
+          const row = rows.get(entry);
           const object = row ? (toJson[entry.type] as (row: unknown) => unknown)(row) : null;
-          const result = await attempt(env, hook, secrets, messageIdOf(hook, entry), payload(entry, object));
+          const result = await attempt(env, hook, secrets, messageIdOf(hook, entry), payload(entry, object, actors));
           if (!result.succeeded) {
             failure = { entry, result };
             break pass;
