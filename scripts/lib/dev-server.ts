@@ -80,11 +80,11 @@ export async function getAgainOnce(url: string, init: RequestInit = {}): Promise
 }
 
 /**
- * Saves the working copy's files `npm start` and `npm run preview` write (a developer's own client and
- * key), for the suites that run those commands on a scratch state; the function returned puts them back.
+ * Saves the working copy's files `npm start` and `npm run preview` write (a developer's own client,
+ * person and key), for the suites that run those commands on a scratch state; the function returned puts them back.
  */
 export function saveLocalFiles(): () => void {
-  const files = [".dev-client.json", ".dev.vars"].map((name) => join(ROOT, name));
+  const files = [".dev-client.json", ".dev-person.json", ".dev.vars"].map((name) => join(ROOT, name));
   const saved = files.map((file) => (existsSync(file) ? readFileSync(file) : null));
   return () =>
     files.forEach((file, i) => (saved[i] === null ? rmSync(file, { force: true }) : writeFileSync(file, saved[i]!)));
