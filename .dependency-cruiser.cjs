@@ -40,6 +40,8 @@ const PORTABLE = [
   "core/scopes.ts",
   "core/publishable-keys.ts",
   "core/search-form.ts",
+  "people/email.ts",
+  "people/password-policy.ts",
   "fields/plain-text.ts",
   "fields/search-columns.ts",
   "db/shard-plan.ts",

@@ -3,8 +3,8 @@
  * --local`), after the steps scripts/lib/local-setup.ts takes (a refusal of a
  * wrangler.toml whose D1 bindings share a database, a signing key and an
  * operator secret in .dev.vars, pending migrations and their data fills, a
- * development client), then prints the base URL, the client's credentials and curl lines
- * to try it.
+ * development client and a development person), then prints the base URL,
+ * the client's and the person's credentials and curl lines to try it.
  *
  * When the development account has no content it offers the sample city
  * guide of `npm run seed` (asks on a terminal; `--seed` fills it at once).
@@ -19,7 +19,8 @@ import { devFlags, spawnWrangler, type Target } from "./lib/wrangler.ts";
 const USAGE = `Usage: npm start [-- options] [-- <wrangler dev flags>]
 
 Runs the service locally with \`wrangler dev --local\` on embedded D1 and R2,
-after applying pending migrations and making sure a development client exists.
+after applying pending migrations and making sure a development client and a
+development person (an owner of the client's account) exist.
 To load-test or measure it, use \`npm run preview\` (docs/benchmarks.md).
 
 Options:
@@ -56,8 +57,8 @@ async function main(): Promise<number> {
   }
   const port = portOption(values.port);
   const target: Target = { remote: false, persistTo: values["persist-to"] };
-  const client = await prepareLocal(target, values.seed ? "yes" : "ask");
-  printWelcome("POI content API, local development", `http://localhost:${port}`, client);
+  const local = await prepareLocal(target, values.seed ? "yes" : "ask");
+  printWelcome("POI content API, local development", `http://localhost:${port}`, local);
   return runDev(target, port, positionals);
 }
 

@@ -2,7 +2,7 @@
  * `npm run preview`: the service as a deploy uploads it, on the local runtime
  * the benchmarks measure (scripts/lib/preview.ts), over the local data of
  * `npm start`: the same steps first (scripts/lib/local-setup.ts), the same
- * state directory, the same port, the same development client. The way to
+ * state directory, the same port, the same development client and person. The way to
  * load-test or measure the service locally: `npm start` runs it under
  * `wrangler dev`, which costs each request about three times the service's own
  * CPU (docs/benchmarks.md, "What a user meets"). It does not rebuild when a
@@ -22,7 +22,8 @@ const USAGE = `Usage: npm run preview -- [options]
 
 Builds the Worker as \`npm run deploy\` would upload it and serves it on the local
 workerd runtime the benchmarks measure (no wrangler dev in front), over the same
-local data as \`npm start\`: migrations applied, the development client ready.
+local data as \`npm start\`: migrations applied, the development client and
+person ready.
 Use it to load-test or measure locally (docs/benchmarks.md). Ctrl-C stops it.
 
 Options:
@@ -49,7 +50,7 @@ async function main(): Promise<number> {
   if (typeof values === "number") return values;
   const port = portOption(values.port);
   const target: Target = { remote: false, persistTo: values["persist-to"] };
-  const client = await prepareLocal(target, values.seed ? "yes" : "ask");
+  const local = await prepareLocal(target, values.seed ? "yes" : "ask");
 
   // Rebuilt on every start, in the gitignored .wrangler/ beside the local state.
   const out = join(ROOT, ".wrangler/preview");
@@ -67,7 +68,7 @@ async function main(): Promise<number> {
   printWelcome(
     "POI content API, the deploy bundle on the local runtime (npm run preview)",
     `http://localhost:${port}`,
-    client,
+    local,
   );
   say(
     `Serving ${bundle.wranglerReport ?? "the bundle"} at ${preview.base.origin}` +

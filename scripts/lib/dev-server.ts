@@ -1,6 +1,7 @@
 /**
- * `wrangler dev` as a child process for the end-to-end tests: on 127.0.0.1 and
- * a free port, in its own process group so that stopping it stops workerd too.
+ * `wrangler dev`, or `npm start` around it, as a child process for the
+ * end-to-end tests: on 127.0.0.1 and a free port, in its own process group so
+ * that stopping it stops workerd too.
  */
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -9,6 +10,8 @@ import { join } from "node:path";
 import { ROOT } from "./wrangler.ts";
 
 const STARTUP_MS = 90_000;
+/** `npm start` applies every migration to a fresh state first: minutes on a busy machine. */
+const LOCAL_STARTUP_MS = 300_000;
 
 export type DevServer = { base: string; output: () => string; stop: () => Promise<void> };
 
@@ -26,9 +29,45 @@ export function freePort(): Promise<number> {
 
 /** Starts `wrangler dev ARGS` and resolves once the Worker answers a request (with any status). */
 export async function startDevServer(args: readonly string[]): Promise<DevServer> {
-  const port = await freePort();
   const wrangler = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
-  const child = spawn(process.execPath, [wrangler, "dev", ...args, "--ip", "127.0.0.1", "--port", String(port)], {
+  return serving("wrangler dev", STARTUP_MS, await freePort(), (port) => [
+    wrangler,
+    "dev",
+    ...args,
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(port),
+  ]);
+}
+
+/**
+ * Starts `npm start` (scripts/dev.ts) with ARGS, on 127.0.0.1 and a free port, and resolves once the
+ * Worker answers a request; `output()` holds what it printed, its first screen first.
+ */
+export async function startLocal(args: readonly string[]): Promise<DevServer> {
+  return serving("npm start", LOCAL_STARTUP_MS, await freePort(), (port) => [
+    join(ROOT, "scripts", "dev.ts"),
+    "--port",
+    String(port),
+    ...args,
+    "--",
+    "--ip",
+    "127.0.0.1",
+  ]);
+}
+
+/**
+ * Runs Node with the arguments `argvFor(port)` gives, in a process group of its own, until it serves on
+ * `port`; stops it and throws when it has not after `startupMs`.
+ */
+async function serving(
+  what: string,
+  startupMs: number,
+  port: number,
+  argvFor: (port: number) => string[],
+): Promise<DevServer> {
+  const child = spawn(process.execPath, argvFor(port), {
     cwd: ROOT,
     detached: true,
     stdio: ["ignore", "pipe", "pipe"],
@@ -52,7 +91,7 @@ export async function startDevServer(args: readonly string[]): Promise<DevServer
       });
     },
   };
-  const deadline = Date.now() + STARTUP_MS;
+  const deadline = Date.now() + startupMs;
   while (Date.now() < deadline && child.exitCode === null) {
     try {
       await fetch(`${server.base}/v3.0/openapi.json`);
@@ -63,7 +102,7 @@ export async function startDevServer(args: readonly string[]): Promise<DevServer
     await new Promise((resolve) => setTimeout(resolve, 300));
   }
   await server.stop();
-  throw new Error(`wrangler dev did not start:\n${output}`);
+  throw new Error(`${what} did not start:\n${output}`);
 }
 
 /**
@@ -80,11 +119,11 @@ export async function getAgainOnce(url: string, init: RequestInit = {}): Promise
 }
 
 /**
- * Saves the working copy's files `npm start` and `npm run preview` write (a developer's own client and
- * key), for the suites that run those commands on a scratch state; the function returned puts them back.
+ * Saves the working copy's files `npm start` and `npm run preview` write (a developer's own client,
+ * person and key), for the suites that run those commands on a scratch state; the function returned puts them back.
  */
 export function saveLocalFiles(): () => void {
-  const files = [".dev-client.json", ".dev.vars"].map((name) => join(ROOT, name));
+  const files = [".dev-client.json", ".dev-person.json", ".dev.vars"].map((name) => join(ROOT, name));
   const saved = files.map((file) => (existsSync(file) ? readFileSync(file) : null));
   return () =>
     files.forEach((file, i) => (saved[i] === null ? rmSync(file, { force: true }) : writeFileSync(file, saved[i]!)));

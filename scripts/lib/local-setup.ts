@@ -4,9 +4,10 @@
  * a wrangler.toml whose D1 bindings are distinct databases, a signing key and
  * an operator secret in .dev.vars, pending migrations applied to every local
  * database, their data fills run, a development client (kept in
- * .dev-client.json; both files are gitignored), the sample guide offered to
- * an empty development account; then the base URL, the client's credentials
- * and curl lines to try it.
+ * .dev-client.json) and a development person, owner of the same account
+ * (kept in .dev-person.json; the three files are gitignored), the sample
+ * guide offered to an empty development account; then the base URL, the
+ * client's and the person's credentials and curl lines to try it.
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,6 +15,7 @@ import { parseEnv } from "node:util";
 import { batchOn } from "../../src/db/fills.ts";
 import { DEV_VARS, ensureDevSecret } from "./dev-vars.ts";
 import { fillDatabases, fillSummary } from "./fills.ts";
+import { ensurePerson, generatePassword, hashPassword } from "./people.ts";
 import { clientAccepts, createClient, type Execute } from "./registry.ts";
 import { checkDistinctDatabases, migrateAll } from "./shards.ts";
 import { d1Execute, ROOT, type Target } from "./wrangler.ts";
@@ -22,10 +24,17 @@ import { offerSeed, withLocalBindings } from "../seed/local.ts";
 const DEV_CLIENT = join(ROOT, ".dev-client.json");
 const DEV_ACCOUNT = "development";
 const DEV_CLIENT_NAME = "local development";
+const DEV_PERSON = join(ROOT, ".dev-person.json");
+/** An address of the domain RFC 2606 keeps for examples: it reaches no one. */
+const DEV_EMAIL = "developer@example.com";
+const DEV_PERSON_NAME = "Developer";
 /** The Worker refuses shorter secrets (src/core/signing.ts MIN_SECRET_LENGTH). */
 const MIN_KEY_LENGTH = 32;
 
 export type DevClient = { client_id: string; client_secret: string; account: string; scope: string };
+
+/** The development person as saved: the password, and its hash to tell whether the database still has it. */
+export type DevPerson = { email: string; password: string; password_hash: string; account: string; role: "owner" };
 
 const say = (line = "") => process.stdout.write(`${line}\n`);
 
@@ -92,19 +101,68 @@ async function ensureDevClient(execute: Execute): Promise<DevClient> {
   return client;
 }
 
-/** Everything before serving, in order; the development client. */
-export async function prepareLocal(target: Target, seed: "ask" | "yes"): Promise<DevClient> {
+function readDevPerson(): DevPerson | null {
+  try {
+    const saved = JSON.parse(readFileSync(DEV_PERSON, "utf8")) as Partial<DevPerson>;
+    return saved.email === DEV_EMAIL && typeof saved.password === "string" && typeof saved.password_hash === "string"
+      ? (saved as DevPerson)
+      : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The development person: an owner of the development client's account who signs in with the password
+ * saved in .dev-person.json. Across restarts the same person and password; on a database that lacks
+ * either (a new state directory, a password changed in the browser) they are put (back) in place.
+ */
+async function ensureDevPerson(execute: Execute, account: string): Promise<DevPerson> {
+  const saved = readDevPerson();
+  const password = saved?.password ?? generatePassword();
+  const person: DevPerson = {
+    email: DEV_EMAIL,
+    password,
+    password_hash: saved?.password_hash ?? (await hashPassword(password)),
+    account,
+    role: "owner",
+  };
+  const done = await ensurePerson(execute, {
+    account,
+    email: DEV_EMAIL,
+    name: DEV_PERSON_NAME,
+    role: "owner",
+    passwordHash: person.password_hash,
+  });
+  if (!saved) writeFileSync(DEV_PERSON, `${JSON.stringify(person, null, 2)}\n`, { mode: 0o600 });
+  if (done.person === "created") say(`Created the development person ${DEV_EMAIL} (saved in .dev-person.json).`);
+  else if (done.person === "password set") say(`Set the development person's password to the one in .dev-person.json.`);
+  if (done.member !== "kept") say(`Made ${DEV_EMAIL} an owner of the account "${account}".`);
+  return person;
+}
+
+/** Everything before serving, in order; the development client and person. */
+export async function prepareLocal(
+  target: Target,
+  seed: "ask" | "yes",
+): Promise<{ client: DevClient; person: DevPerson }> {
   checkDistinctDatabases(target);
   ensureDevVars();
   applyMigrations(target);
   await fillLocal(target);
-  const client = await ensureDevClient(d1Execute(target));
+  const execute = d1Execute(target);
+  const client = await ensureDevClient(execute);
+  const person = await ensureDevPerson(execute, client.account);
   await offerSeed(target, client.account, seed);
-  return client;
+  return { client, person };
 }
 
-/** The base URL, the client's credentials and the curl lines to try it, under `title`. */
-export function printWelcome(title: string, baseUrl: string, client: DevClient): void {
+/** The base URL, the client's and the person's credentials and the curl lines to try them, under `title`. */
+export function printWelcome(
+  title: string,
+  baseUrl: string,
+  { client, person }: { client: DevClient; person: DevPerson },
+): void {
   const token = `curl -s -u ${client.client_id}:${client.client_secret} -d grant_type=client_credentials ${baseUrl}/v3.0/oauth2/token`;
   say();
   say(title);
@@ -113,6 +171,10 @@ export function printWelcome(title: string, baseUrl: string, client: DevClient):
   say(`  Client id:     ${client.client_id}`);
   say(`  Client secret: ${client.client_secret}`);
   say(`  (account "${client.account}", scope "${client.scope}"; kept in .dev-client.json)`);
+  say(`  Person:        ${person.email}`);
+  say(`  Password:      ${person.password}`);
+  say(`  (${person.role} of "${person.account}"; kept in .dev-person.json; signs in at POST /v3.0/auth/sign-in,`);
+  say("  and a passkey can be added in the browser after signing in)");
   say();
   say("Get a token:");
   say(`  ${token}`);
