@@ -1,8 +1,7 @@
 /**
  * Who may do what: for every operation of the API, what each role of a
- * person may do with it (docs/people-and-roles.md shows this table, and
- * test/roles.test.ts calls every operation as every role and checks the
- * answers against the table in the docs, so neither can drift from the other).
+ * person may do with it (docs/people-and-roles.md shows this table;
+ * ./role-check.ts applies it).
  *
  *   all   on anything of the account
  *   own   on what the person created, or what a list they may edit holds

@@ -180,7 +180,7 @@ export async function collectionsOf(c: Context<AppEnv>): Promise<Collection[]> {
 
 /** The caller's collection with this id, or a 404 (another account's list included). */
 export async function collectionOf(c: Context<AppEnv>, id: string): Promise<Collection> {
-  if (c.var.principal.kind === "client") {
+  if (c.var.principal.kind !== "key") {
     if (id === pinpointsCollection.id) return pinpointsCollection;
     if (id === eventsCollection.id) return eventsCollection;
   }

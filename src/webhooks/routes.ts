@@ -228,6 +228,6 @@ export const nudgeWebhooks: MiddlewareHandler<AppEnv> = async (c, next) => {
   const method = c.req.method;
   if (method === "GET" || method === "HEAD" || method === "OPTIONS" || c.res.status >= 300) return;
   const principal = c.get("principal") as AppEnv["Variables"]["principal"] | undefined;
-  if (principal?.kind !== "client") return;
+  if (principal === undefined || principal.kind === "key") return;
   await afterResponse(c, nudgeAccount(c.env, principal.accountId));
 };
