@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it, vi, type MockInstance } from "vitest";
 import { app } from "../src/app";
 import type { RequestLogLine } from "../src/http/middleware/request-log";
-import { BASE, basic, call, caller, createClient, createPinpoint } from "./helpers";
+import { BASE, basic, call, caller, createClient, createPinpoint, personCaller } from "./helpers";
 
 let log: MockInstance<typeof console.log>;
 let info: MockInstance<typeof console.info>;
@@ -62,9 +62,22 @@ describe("request log", () => {
       duration_ms: expect.any(Number),
       account_id: who.accountId,
       client_id: who.clientId,
+      person_id: null,
       key_id: null,
     });
     expect(line.duration_ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it("names the person whose token made the request", async () => {
+    const person = await personCaller("viewer");
+    const { line } = await loggedLine(() => person.get("/v3.0/lists"));
+    expect(line).toMatchObject({
+      route: "/v3.0/lists",
+      status: 200,
+      account_id: person.accountId,
+      client_id: null,
+      person_id: person.personId,
+    });
   });
 
   it("names the generated request id the response carries", async () => {
