@@ -2368,7 +2368,10 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The session's `id` from GET /v3.0/auth/sessions */
+        /**
+         * @description The session's `id` from GET /v3.0/auth/sessions
+         * @example qX3h0Zk7TzN1bqJ9cQm4yV8sLw2pR6eUaD5fG0hJkLm
+         */
         sessionId: string;
       };
       cookie?: never;
@@ -2488,7 +2491,10 @@ export interface operations {
       query?: never;
       header?: never;
       path: {
-        /** @description The secret of the reset link */
+        /**
+         * @description The secret of the reset link
+         * @example KITe1rK5yG_5EB15zJU-oSMZWGERamGeHY7B5CyMwnw
+         */
         token: string;
       };
       cookie?: never;

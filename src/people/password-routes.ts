@@ -48,7 +48,9 @@ const operations = {
       "hours. Every session of the person ends; sign in with the new password.",
     operationId: "resetPassword",
     tags: ["people"],
-    pathParams: { token: "The secret of the reset link" },
+    pathParams: {
+      token: { description: "The secret of the reset link", example: "KITe1rK5yG_5EB15zJU-oSMZWGERamGeHY7B5CyMwnw" },
+    },
     examples: { "application/json": { password: "a new phrase only you know" } },
     responses: { 204: { description: "The password is set" } },
     errors: [403, 429],

@@ -91,7 +91,12 @@ const operations = {
     description: "Signs that browser out; its bearer tokens stop working at once.",
     operationId: "revokeSession",
     tags: ["people"],
-    pathParams: { sessionId: "The session's `id` from GET /v3.0/auth/sessions" },
+    pathParams: {
+      sessionId: {
+        description: "The session's `id` from GET /v3.0/auth/sessions",
+        example: "qX3h0Zk7TzN1bqJ9cQm4yV8sLw2pR6eUaD5fG0hJkLm",
+      },
+    },
     responses: { 204: { description: "Ended" } },
   }),
   signOutEverywhere: operation({
