@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LoadRequest } from "./load.ts";
+import { peopleGroups } from "./people.ts";
 import { publicGroup, type FreshnessSetup } from "./public.ts";
 import type { Runtime } from "./runtime.ts";
 import type { Seeded } from "./seed.ts";
@@ -22,6 +23,8 @@ export type Target = {
   versus?: string;
   /** A header every response must carry with this value for the run to count (e.g. a cache hit). */
   expect?: { header: string; value: string };
+  /** Headers made just before each run, added to the request's: a credential that expires within a group. */
+  headersNow?: () => Promise<Record<string, string>>;
 };
 
 /**
@@ -79,6 +82,15 @@ export const GOALS: Goal[] = [
     versus: "bare-get",
     kind: "rps-ratio",
     limit: 0.7,
+  },
+  {
+    what: "first page (limit=20) with a person's token vs a client's",
+    goal: ">= 0.9",
+    group: "people",
+    target: "person-page",
+    versus: "client-page",
+    kind: "rps-ratio",
+    limit: 0.9,
   },
   {
     what: "membership of 1,000 items: p50 as a multiple of GET by id's p50",
@@ -325,6 +337,7 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
         ),
       ],
     },
+    ...(await peopleGroups(rt, seeded, token, dir)),
     await publicGroup(rt, seeded, token),
   ];
 }

@@ -27,17 +27,19 @@ const USAGE = `Usage: npm run people -- <command> [options]
 
 Commands:
   create --account NAME --email EMAIL --role ROLE [--name NAME] [--password PASSWORD]
-        Make the person with EMAIL a member of the existing account NAME with
-        ROLE (one of ${ROLES.join(", ")}). A new person gets the
-        name NAME (by default the address's part before the @) and the
-        password PASSWORD, or a generated one; it is printed only this once.
-        A password has 12 to 128 characters and is not one of the most common
-        ones. When the address is someone's already, they are made a member
-        and their name and password are left as they are; when they are a
-        member already with ROLE, nothing changes.
+        Make the person with EMAIL a member of the existing account NAME
+        with ROLE, one of: ${ROLES.join(", ")}.
+        A new person gets the name NAME (by default the address's part
+        before the @) and the password PASSWORD, or a generated one; it is
+        printed only this once. A password has 12 to 128 characters and is
+        not one of the most common ones. When the address is someone's
+        already, they are made a member, and their name and password stay
+        as they are; when they are a member with ROLE already, nothing
+        changes.
   list [--account NAME]
-        People (of the account NAME: its members and its lists' collaborators),
-        their accounts and roles, and how they sign in (never a secret).
+        People (of the account NAME: its members and its lists'
+        collaborators), their accounts and roles, and how they sign in
+        (never a secret).
   remove --account NAME --email EMAIL
         Take the person's membership of the account away: their tokens for it
         stop working at their next request. The person stays (what they wrote

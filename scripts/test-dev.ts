@@ -75,7 +75,8 @@ test("npm start's first screen shows the development person, who signs in; a res
         assert.match(screen, /^ {2}\(owner of "development"; kept in \.dev-person\.json;/m);
         assert.match(screen, /a passkey can be added in the browser after signing in\)$/m);
         screens.push({ email, password });
-        if (start === "first") assert.match(output, /^Created the development person developer@example\.com /m);
+        if (start === "first")
+          assert.match(output, /^Created the development person developer@example\.com, owner of "development" /m);
         else assert.doesNotMatch(output, /development person/);
 
         // The person acts in the development account, as its owner: they read and write.

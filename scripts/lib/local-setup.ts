@@ -135,9 +135,11 @@ async function ensureDevPerson(execute: Execute, account: string): Promise<DevPe
     passwordHash: person.password_hash,
   });
   if (!saved) writeFileSync(DEV_PERSON, `${JSON.stringify(person, null, 2)}\n`, { mode: 0o600 });
-  if (done.person === "created") say(`Created the development person ${DEV_EMAIL} (saved in .dev-person.json).`);
-  else if (done.person === "password set") say(`Set the development person's password to the one in .dev-person.json.`);
-  if (done.member !== "kept") say(`Made ${DEV_EMAIL} an owner of the account "${account}".`);
+  if (done.person === "created") {
+    say(`Created the development person ${DEV_EMAIL}, owner of "${account}" (saved in .dev-person.json).`);
+  } else if (done.person !== "kept" || done.member !== "kept") {
+    say(`Put the development person back: ${DEV_EMAIL}, owner of "${account}", password from .dev-person.json.`);
+  }
   return person;
 }
 

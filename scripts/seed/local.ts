@@ -17,17 +17,26 @@ export async function withLocalBindings<T>(target: Target, use: (env: SeedBindin
   // Local tools stay local (as in scripts/lib/wrangler.ts): no download of the Request.cf sample.
   process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
   const state = target.persistTo === undefined ? join(ROOT, ".wrangler/state") : resolve(target.persistTo);
-  const proxy = await getPlatformProxy<SeedBindings>({
-    configPath: join(ROOT, "wrangler.toml"),
-    // wrangler keeps local storage under <persist-to>/v3.
-    persist: { path: join(state, "v3") },
-    envFiles: [],
-    remoteBindings: false,
-  });
+  // Errors only: wrangler's notes on the configuration (the Durable Object this proxy does not run, the
+  // .dev.vars it read) would fill npm start's first screen twice over; `wrangler dev` gives them once.
+  const level = process.env.WRANGLER_LOG;
+  process.env.WRANGLER_LOG = "error";
   try {
-    return await use(proxy.env);
+    const proxy = await getPlatformProxy<SeedBindings>({
+      configPath: join(ROOT, "wrangler.toml"),
+      // wrangler keeps local storage under <persist-to>/v3.
+      persist: { path: join(state, "v3") },
+      envFiles: [],
+      remoteBindings: false,
+    });
+    try {
+      return await use(proxy.env);
+    } finally {
+      await proxy.dispose();
+    }
   } finally {
-    await proxy.dispose();
+    if (level === undefined) delete process.env.WRANGLER_LOG;
+    else process.env.WRANGLER_LOG = level;
   }
 }
 
