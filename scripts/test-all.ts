@@ -23,8 +23,10 @@ const SUITES = [
 
 const started = performance.now();
 const passed: string[] = [];
+const seconds = (since: number) => Math.round((performance.now() - since) / 1000);
 for (const suite of SUITES) {
   process.stdout.write(`\n=== npm run ${suite}\n`);
+  const suiteStarted = performance.now();
   const result = spawnSync("npm", ["run", "--silent", suite], { cwd: ROOT, stdio: "inherit" });
   if (result.status !== 0) {
     const rest = SUITES.slice(SUITES.indexOf(suite) + 1);
@@ -34,7 +36,7 @@ for (const suite of SUITES) {
     );
     process.exit(1);
   }
-  passed.push(suite);
+  passed.push(`${suite} (${seconds(suiteStarted)} s)`);
 }
 const minutes = ((performance.now() - started) / 60_000).toFixed(1);
 process.stdout.write(`\nnpm test: all ${SUITES.length} suites passed (${SUITES.join(", ")}) in ${minutes} min.\n`);

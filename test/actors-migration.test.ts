@@ -1,9 +1,9 @@
 /**
  * The migrations of who did it, on populated databases (test/migration-safety.ts):
  * migrations/0021_actors.sql adds `created_by`/`updated_by` to the content tables,
- * migrations/0025_change_actors.sql redefines the change-log triggers to keep each
+ * migrations/0022_change_actors.sql redefines the change-log triggers to keep each
  * change's actor. Both keep every row, leave what was written before them without an
- * actor, and the triggers after 0025 log a write (and its actor) exactly as before,
+ * actor, and the triggers after 0022 log a write (and its actor) exactly as before,
  * while an actor stamp alone logs nothing. A file of its own: it empties the database.
  */
 import { applyD1Migrations } from "cloudflare:test";
@@ -29,7 +29,7 @@ const all = async (sql: string, ...values: unknown[]) =>
       .all<Row>()
   ).results;
 
-describe("0021 and 0025 on a populated database", () => {
+describe("0021 and 0022 on a populated database", () => {
   it("keep every row and value, and give nothing written before them an actor", async () => {
     await emptyDatabase(db);
     await applyD1Migrations(db, migrations.slice(0, indexOf("0021_")));
@@ -37,7 +37,7 @@ describe("0021 and 0025 on a populated database", () => {
     const before = await census(db);
     for (const [table, { rows }] of before) expect(rows, table).toBeGreaterThan(0);
 
-    await applyD1Migrations(db, migrations.slice(0, indexOf("0025_") + 1));
+    await applyD1Migrations(db, migrations.slice(0, indexOf("0022_") + 1));
     expect(losses(before, await census(db))).toEqual([]);
     expect(await foreignKeyViolations(db)).toEqual([]);
     for (const table of ["pinpoints", "lists", "events", "categories"]) {
@@ -52,10 +52,10 @@ describe("0021 and 0025 on a populated database", () => {
   });
 });
 
-describe("0025_change_actors", () => {
+describe("0022_change_actors", () => {
   it("logs each write with its actor, its outbox object with created_by/updated_by, and a stamp alone not at all", async () => {
     await emptyDatabase(db);
-    await applyD1Migrations(db, migrations.slice(0, indexOf("0025_")));
+    await applyD1Migrations(db, migrations.slice(0, indexOf("0022_")));
     const account = (await first("INSERT INTO accounts (name) VALUES ('one') RETURNING id"))!.id as number;
     await first(
       `INSERT INTO webhooks (account_id, url, events, secret, position, api_origin) VALUES (?, 'https://hooks.example.com/x', '["*"]', 'whsec_x', 0, 'https://api.example.com')`,

@@ -7,7 +7,7 @@
  * Every write names its writer (`Writer`): an insert sets `created_by` and
  * `updated_by` to its actor, an update `updated_by` only, and a delete stamps
  * `updated_by` in the same batch just before it deletes, so the change log's
- * tombstone says who deleted the row (migrations/0025_change_actors.sql; the
+ * tombstone says who deleted the row (migrations/0022_change_actors.sql; the
  * stamp alone fires no change-log trigger).
  */
 import { and, eq, sql } from "drizzle-orm";

@@ -32,7 +32,7 @@
  *   migrations/0018_account_positions.sql redefines them to number each
  *   account's changes, with pinpoints' and events' update ones firing only
  *   for the columns a client sees since migrations/0019_data_fills.sql, and
- *   as migrations/0025_change_actors.sql redefines them all to keep each
+ *   as migrations/0022_change_actors.sql redefines them all to keep each
  *   change's actor (lists' and categories' update ones too firing only for
  *   the columns a client sees);
  * - the triggers that refuse an account's writes on a shard it is being
