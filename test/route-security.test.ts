@@ -14,8 +14,11 @@ import { call, caller, type Caller } from "./helpers";
  */
 const PUBLIC = [/^\/docs(\/|$)/, /^\/v3\.0\/openapi\.json$/, /^\/media\//, /^\/v3\.0\/oauth2\/token$/, /^\/maps\//];
 
-/** Routes that take another credential than a token: the operator secret (test/operator.test.ts). */
-const OWN_CREDENTIAL = [/^\/operator\//];
+/**
+ * Routes that take another credential than a token: the operator secret (test/operator.test.ts), and a
+ * signed-in browser's session cookie (test/passkeys.test.ts).
+ */
+const OWN_CREDENTIAL = [/^\/operator\//, /^\/v3\.0\/auth\//];
 
 /** An id no test creates: the route's own lookup answers 404, after authorization. */
 const MISSING_ID = "987654321";

@@ -80,6 +80,19 @@ export type KeyPrincipal = {
   bookmark: DatabasePosition | null;
 };
 
+/**
+ * A signed-in browser's session (src/people/sessions.ts): `id` is the
+ * SHA-256 of the cookie's secret, `accountId` the account the person acts in,
+ * `secondFactor` `pending` between a password and its TOTP code.
+ */
+export type SessionInfo = {
+  id: string;
+  personId: number;
+  accountId: number | null;
+  secondFactor: "none" | "pending" | "done";
+  createdAt: number;
+};
+
 /** Who is calling. */
 export type Principal = ClientPrincipal | PersonPrincipal | KeyPrincipal;
 
@@ -89,5 +102,6 @@ export type AppEnv = {
     requestId: string;
     config: Config;
     principal: Principal;
+    session: SessionInfo;
   };
 };

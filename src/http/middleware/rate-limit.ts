@@ -125,6 +125,12 @@ export const limitKeyLookup = (c: Context<AppEnv>) => enforce(c, [[PUBLIC, `look
 export const tokenRatePolicy = () => advertise(() => [TOKEN_ADDRESS, TOKEN]);
 
 /**
+ * On passkey sign-in (src/people/passkeys-routes.ts), which counts every attempt against its source
+ * address as the token endpoint does (`limitTokenAttempt`): every response states that policy.
+ */
+export const passkeySignInRatePolicy = () => advertise(() => [TOKEN_ADDRESS]);
+
+/**
  * The source address as a rate-limit key: Cloudflare's `CF-Connecting-IP`
  * (set by the edge, not by the client). An IPv6 host usually owns a whole /64,
  * so its first four groups are the key.

@@ -1,0 +1,693 @@
+/**
+ * Passkeys (src/people/passkeys-*.ts) with a software authenticator
+ * (test/software-authenticator.ts): both ceremonies end to end in the Worker,
+ * every way an answer may be wrong (another origin or RP ID, no user
+ * verification, a used or expired challenge, a counter gone back, another
+ * key, another person's user handle), the rules that must hold under
+ * parallel requests (one answer per challenge, at most 20 passkeys, never
+ * the last way in), and that a failed sign-in says nothing of why.
+ */
+import { env } from "cloudflare:workers";
+import { afterEach, describe, expect, it } from "vitest";
+import { clock } from "../src/core/clock";
+import { base64urlEncode, utf8 } from "../src/core/crypto";
+import { deleteExpiredChallenges } from "../src/people/passkeys-challenges";
+import { MAX_PASSKEYS } from "../src/people/passkeys-store";
+import {
+  BASE,
+  call,
+  createAccount,
+  expectProblem,
+  fetchWith,
+  nextAddress,
+  smallLimits,
+  windowWithRoom,
+} from "./helpers";
+import { SoftwareAuthenticator, type CreationOptions, type RequestOptions } from "./software-authenticator";
+
+const ORIGIN = BASE;
+const RP_ID = new URL(BASE).hostname;
+const COOKIE = "__Host-poi_session";
+
+const realNow = clock.now;
+afterEach(() => {
+  clock.now = realNow;
+});
+
+type Json = Record<string, any>;
+
+/**
+ * A browser on the service's own pages: keeps the session cookie the service sets, sends the CSRF token
+ * with writes, and the headers a browser adds to a same-origin fetch.
+ */
+type BrowserOptions = { origin?: string; fetcher?: (request: Request) => Promise<Response> };
+
+class Browser {
+  cookie: string | null = null;
+  csrf: string | null = null;
+  readonly address = nextAddress();
+  readonly origin: string;
+  readonly fetcher: (request: Request) => Promise<Response>;
+
+  constructor({ origin = ORIGIN, fetcher = (request) => call(request.url, request) }: BrowserOptions = {}) {
+    this.origin = origin;
+    this.fetcher = fetcher;
+  }
+
+  async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response> {
+    const unsafe = method !== "GET" && method !== "HEAD";
+    const request = new Request(new URL(path, BASE), {
+      method,
+      headers: {
+        "CF-Connecting-IP": this.address,
+        ...(this.cookie === null ? {} : { Cookie: `${COOKIE}=${this.cookie}` }),
+        ...(unsafe ? { Origin: this.origin, "Sec-Fetch-Site": "same-origin" } : {}),
+        ...(unsafe && this.csrf !== null ? { "X-CSRF-Token": this.csrf } : {}),
+        ...(body === undefined ? {} : { "Content-Type": "application/json" }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const response = await this.fetcher(request);
+    const set = response.headers.get("Set-Cookie");
+    const value = set?.match(new RegExp(`^${COOKIE}=([^;]*)`))?.[1];
+    if (value !== undefined) {
+      this.cookie = value;
+      this.csrf = null;
+    }
+    return response;
+  }
+
+  /** Reads the session's CSRF token, as the page does after signing in. */
+  async readCsrf(): Promise<void> {
+    const response = await this.send("GET", "/v3.0/auth/session");
+    expect(response.status, await response.clone().text()).toBe(200);
+    this.csrf = (await response.json<{ csrf_token: string }>()).csrf_token;
+  }
+}
+
+let people = 0;
+
+/** A person (with a password, or passkeys only) signed in in a fresh browser, as a sign-in would leave them. */
+async function signedIn(options: { password?: boolean; member?: boolean; browser?: BrowserOptions } = {}) {
+  const email = `passkey-${++people}-${crypto.randomUUID()}@example.test`;
+  const person = await env.DB.prepare(
+    "INSERT INTO people (email, email_key, name, password_hash) VALUES (?, ?, ?, ?) RETURNING id",
+  )
+    .bind(email, email, `Person ${people}`, options.password ? "pbkdf2-sha256$stand-in" : null)
+    .first<{ id: number }>();
+  const personId = person!.id;
+  let accountId: number | null = null;
+  if (options.member) {
+    accountId = await createAccount();
+    await env.DB.prepare("INSERT INTO members (account_id, person_id, role) VALUES (?, ?, 'editor')")
+      .bind(accountId, personId)
+      .run();
+  }
+  const browser = new Browser(options.browser);
+  browser.cookie = base64urlEncode(crypto.getRandomValues(new Uint8Array(32)));
+  const sessionId = base64urlEncode(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8.encode(browser.cookie))));
+  const now = Date.now();
+  await env.DB.prepare(
+    `INSERT INTO sessions (id, person_id, account_id, second_factor, last_seen_at, expires_at)
+    VALUES (?, ?, ?, 'none', ?, ?)`,
+  )
+    .bind(sessionId, personId, accountId, now, now + 3_600_000)
+    .run();
+  await browser.readCsrf();
+  return { personId, email, accountId, browser, sessionId };
+}
+
+async function registrationOptions(browser: Browser): Promise<CreationOptions & Json> {
+  const response = await browser.send("POST", "/v3.0/auth/passkeys/registration/options");
+  expect(response.status, await response.clone().text()).toBe(200);
+  return response.json();
+}
+
+async function signInOptions(browser: Browser): Promise<RequestOptions & Json> {
+  const response = await browser.send("POST", "/v3.0/auth/passkeys/sign-in/options");
+  expect(response.status, await response.clone().text()).toBe(200);
+  return response.json();
+}
+
+/** Registers a passkey of `authenticator` for the browser's person. */
+async function register(browser: Browser, authenticator: SoftwareAuthenticator, name = "Laptop") {
+  const { passkey, response } = await authenticator.create(await registrationOptions(browser));
+  const created = await browser.send("POST", "/v3.0/auth/passkeys", { name, response });
+  expect(created.status, await created.clone().text()).toBe(201);
+  return { passkey, json: await created.json<Json>() };
+}
+
+const passkeyRow = (id: string) =>
+  env.DB.prepare("SELECT * FROM passkeys WHERE id = ?").bind(id).first<Record<string, unknown>>();
+
+describe("registration", () => {
+  it("gives options for a discoverable, user-verified passkey for this service, and stores what it answers", async () => {
+    const { browser, email, personId } = await signedIn();
+    const options = await registrationOptions(browser);
+    expect(options).toMatchObject({
+      rp: { id: RP_ID, name: RP_ID },
+      user: { id: base64urlEncode(utf8.encode(`person:${personId}`)), name: email, displayName: expect.any(String) },
+      attestation: "none",
+      timeout: 300_000,
+      authenticatorSelection: { residentKey: "required", requireResidentKey: true, userVerification: "required" },
+      excludeCredentials: [],
+    });
+    expect(options.pubKeyCredParams.map((p: { alg: number }) => p.alg)).toEqual([-8, -7, -257]);
+    expect(options.challenge).toMatch(/^[A-Za-z0-9_-]{43}$/);
+
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey, response } = await authenticator.create(options);
+    const created = await browser.send("POST", "/v3.0/auth/passkeys", { name: "  Laptop  ", response });
+    expect(created.status, await created.clone().text()).toBe(201);
+    expect(created.headers.get("Location")).toBe(`${BASE}/v3.0/auth/passkeys/${passkey.id}`);
+    const json = await created.json<Json>();
+    expect(json).toEqual({
+      id: passkey.id,
+      name: "Laptop",
+      transports: ["internal", "hybrid"],
+      created_at: expect.any(String),
+      last_used_at: null,
+    });
+    const row = await passkeyRow(passkey.id);
+    expect(row).toMatchObject({ person_id: personId, counter: 0, name: "Laptop" });
+    // The COSE key the authenticator made: kty 2, alg -7, crv 1 (the map's first entries, in CBOR).
+    expect(Array.from(Uint8Array.fromBase64(row!.public_key as string, { alphabet: "base64url" }).slice(0, 7))).toEqual(
+      [0xa5, 0x01, 0x02, 0x03, 0x26, 0x20, 0x01],
+    );
+
+    // The next registration excludes it, so the authenticator does not make a second one.
+    const again = await registrationOptions(browser);
+    expect(again.excludeCredentials).toEqual([
+      { id: passkey.id, type: "public-key", transports: ["internal", "hybrid"] },
+    ]);
+    const list = await browser.send("GET", "/v3.0/auth/passkeys");
+    expect(await list.json()).toEqual({ results: [json], next: null, previous: null });
+  });
+
+  it("names a passkey Passkey when no name is given, and refuses a blank one", async () => {
+    const { browser } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const unnamed = await authenticator.create(await registrationOptions(browser));
+    const created = await browser.send("POST", "/v3.0/auth/passkeys", { response: unnamed.response });
+    expect((await created.json<Json>()).name).toBe("Passkey");
+    const blank = await authenticator.create(await registrationOptions(browser));
+    await expectProblem(
+      await browser.send("POST", "/v3.0/auth/passkeys", { name: " ", response: blank.response }),
+      400,
+      {
+        code: "validation_failed",
+        pointers: ["/name"],
+      },
+    );
+  });
+
+  it("needs a session, and its CSRF token from this service's own pages", async () => {
+    await expectProblem(await new Browser().send("POST", "/v3.0/auth/passkeys/registration/options"), 401, {
+      code: "unauthorized",
+    });
+    const { browser } = await signedIn();
+    const token = browser.csrf;
+    browser.csrf = null;
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys/registration/options"), 403, {
+      code: "csrf_failed",
+    });
+    browser.csrf = `${token!.slice(0, -2)}AA`;
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys/registration/options"), 403, {
+      code: "csrf_failed",
+    });
+    browser.csrf = token;
+    const crossSite: Record<string, string>[] = [
+      { "Sec-Fetch-Site": "cross-site" },
+      { "Sec-Fetch-Site": "same-site" },
+      { Origin: "https://evil.example" },
+    ];
+    for (const headers of crossSite) {
+      await expectProblem(
+        await browser.send("POST", "/v3.0/auth/passkeys/registration/options", undefined, headers),
+        403,
+        {
+          code: "csrf_failed",
+        },
+      );
+    }
+    expect((await browser.send("POST", "/v3.0/auth/passkeys/registration/options")).status).toBe(200);
+  });
+
+  it("refuses an answer made for another origin or RP ID, or without user verification", async () => {
+    const { browser, personId } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const cases = [
+      [{ origin: "https://evil.example" }, /origin/],
+      [{ origin: "http://api.example.test" }, /origin/],
+      [{ rpId: "evil.example" }, /RP ID/],
+      [{ rpId: "example.test" }, /RP ID/],
+      [{ userVerified: false }, /verif/i],
+    ] as const;
+    for (const [tampering, reason] of cases) {
+      const { response } = await authenticator.create(await registrationOptions(browser), tampering);
+      const problem = await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response }), 400, {
+        code: "passkey_not_accepted",
+      });
+      expect(problem.detail, JSON.stringify(tampering)).toMatch(reason);
+    }
+    const count = await env.DB.prepare("SELECT count(*) AS n FROM passkeys WHERE person_id = ?")
+      .bind(personId)
+      .first<{ n: number }>();
+    expect(count!.n).toBe(0);
+  });
+
+  it("takes one answer per challenge, from the session it was given to, within 5 minutes", async () => {
+    const { browser } = await signedIn();
+    const other = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+
+    // Another session's challenge, even of the same person's, is not this one's.
+    const foreign = await authenticator.create(await registrationOptions(other.browser));
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response: foreign.response }), 400, {
+      code: "passkey_not_accepted",
+    });
+
+    // A challenge never issued.
+    const options = await registrationOptions(browser);
+    const made = await authenticator.create(options, { challenge: base64urlEncode(new Uint8Array(32)) });
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response: made.response }), 400, {
+      code: "passkey_not_accepted",
+    });
+
+    // Answered at 4:59, accepted; the same challenge again, refused.
+    const issuedAt = Date.now();
+    const timely = await registrationOptions(browser);
+    const answer = await authenticator.create(timely);
+    clock.now = () => issuedAt + 299_000;
+    expect((await browser.send("POST", "/v3.0/auth/passkeys", { response: answer.response })).status).toBe(201);
+    const second = await authenticator.create(timely);
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response: second.response }), 400, {
+      code: "passkey_not_accepted",
+    });
+
+    // Answered after 5 minutes, refused.
+    clock.now = realNow;
+    const late = await registrationOptions(browser);
+    const lateAnswer = await authenticator.create(late);
+    clock.now = () => Date.now() + 300_001;
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response: lateAnswer.response }), 400, {
+      code: "passkey_not_accepted",
+    });
+  });
+
+  it("refuses a passkey registered already, and a twenty-first, even when they are sent at once", async () => {
+    const { browser, personId } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, authenticator);
+    // The same credential again (the browser would not, with excludeCredentials; a script may).
+    const options = await registrationOptions(browser);
+    const copy = await authenticator.create(options);
+    copy.response.id = passkey.id;
+    copy.response.rawId = passkey.id;
+    const attestation = Uint8Array.fromBase64(copy.response.response.attestationObject, { alphabet: "base64url" });
+    // The credential id sits in authData right after rpIdHash, flags, counter, AAGUID and its length.
+    const at = indexOf(attestation, Uint8Array.fromBase64(copy.passkey.id, { alphabet: "base64url" }));
+    attestation.set(Uint8Array.fromBase64(passkey.id, { alphabet: "base64url" }), at);
+    copy.response.response.attestationObject = base64urlEncode(attestation);
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response: copy.response }), 409, {
+      code: "conflict",
+    });
+
+    const have = 1;
+    const room = MAX_PASSKEYS - have;
+    // room + 6 registrations at once: exactly `room` are stored.
+    const answers = await Promise.all(
+      Array.from({ length: room + 6 }, async () => authenticator.create(await registrationOptions(browser))),
+    );
+    const results = await Promise.all(
+      answers.map(({ response }) => browser.send("POST", "/v3.0/auth/passkeys", { response })),
+    );
+    const statuses = results.map((r) => r.status);
+    expect(statuses.filter((s) => s === 201)).toHaveLength(room);
+    expect(statuses.filter((s) => s === 409)).toHaveLength(6);
+    for (const r of results.filter((r) => r.status === 409)) {
+      expect((await r.json<Json>()).detail).toContain(`${MAX_PASSKEYS} passkeys`);
+    }
+    const stored = await env.DB.prepare("SELECT count(*) AS n FROM passkeys WHERE person_id = ?")
+      .bind(personId)
+      .first<{ n: number }>();
+    expect(stored!.n).toBe(MAX_PASSKEYS);
+  });
+
+  it("refuses bodies that are no WebAuthn answer, field by field", async () => {
+    const { browser } = await signedIn();
+    await expectProblem(
+      await browser.send("POST", "/v3.0/auth/passkeys", {
+        name: 7,
+        response: { id: "not base64url!", rawId: "", type: "password", response: { clientDataJSON: "x" } },
+      }),
+      400,
+      {
+        code: "validation_failed",
+        pointers: [
+          "/name",
+          "/response/id",
+          "/response/rawId",
+          "/response/type",
+          "/response/response/attestationObject",
+        ],
+      },
+    );
+  });
+});
+
+function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
+  outer: for (let i = 0; i + needle.length <= haystack.length; i++) {
+    for (let j = 0; j < needle.length; j++) if (haystack[i + j] !== needle[j]) continue outer;
+    return i;
+  }
+  throw new Error("not found");
+}
+
+describe("sign-in", () => {
+  it("signs in with a discoverable passkey, no email asked, into a new session whose token works", async () => {
+    const { browser, personId, accountId } = await signedIn({ member: true });
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, authenticator);
+
+    const stranger = new Browser();
+    const options = await signInOptions(stranger);
+    expect(options).toMatchObject({ rpId: RP_ID, userVerification: "required", timeout: 300_000 });
+    expect(options.allowCredentials ?? []).toEqual([]);
+    const before = Date.now();
+    const signedInResponse = await stranger.send("POST", "/v3.0/auth/passkeys/sign-in", {
+      response: await authenticator.get(passkey, options),
+    });
+    expect(signedInResponse.status, await signedInResponse.clone().text()).toBe(204);
+    const cookie = signedInResponse.headers.get("Set-Cookie")!;
+    expect(cookie).toMatch(new RegExp(`^${COOKIE}=[A-Za-z0-9_-]{43}; Path=/; HttpOnly; Secure; SameSite=Lax$`));
+
+    const session = await env.DB.prepare(
+      "SELECT person_id, second_factor, account_id FROM sessions WHERE person_id = ? ORDER BY created_at DESC LIMIT 1",
+    )
+      .bind(personId)
+      .first();
+    // A passkey with user verification is two factors by itself.
+    expect(session).toEqual({ person_id: personId, second_factor: "none", account_id: accountId });
+    const row = await passkeyRow(passkey.id);
+    expect(row!.counter).toBe(1);
+    expect(row!.last_used_at as number).toBeGreaterThanOrEqual(before);
+
+    await stranger.readCsrf();
+    const token = await stranger.send("POST", "/v3.0/auth/token");
+    expect(token.status, await token.clone().text()).toBe(200);
+    const { access_token } = await token.json<{ access_token: string }>();
+    const pinpoints = await call("/v3.0/pinpoints", { headers: { Authorization: `Bearer ${access_token}` } });
+    expect(pinpoints.status, await pinpoints.clone().text()).toBe(200);
+    expect(await pinpoints.json()).toMatchObject({ results: [] });
+    const list = await stranger.send("GET", "/v3.0/auth/passkeys");
+    expect((await list.json<Json>()).results.map((p: Json) => p.id)).toEqual([passkey.id]);
+  });
+
+  it("replaces the session the browser had (no fixation)", async () => {
+    const { browser, sessionId } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, authenticator);
+    const old = browser.cookie;
+    const response = await browser.send("POST", "/v3.0/auth/passkeys/sign-in", {
+      response: await authenticator.get(passkey, await signInOptions(browser)),
+    });
+    expect(response.status).toBe(204);
+    expect(browser.cookie).not.toBe(old);
+    const revoked = await env.DB.prepare("SELECT revoked_at FROM sessions WHERE id = ?").bind(sessionId).first();
+    expect(revoked!.revoked_at).not.toBeNull();
+    const stale = new Browser();
+    stale.cookie = old;
+    await expectProblem(await stale.send("GET", "/v3.0/auth/passkeys"), 401, { code: "unauthorized" });
+  });
+
+  it("answers every failure the same, whatever failed", async () => {
+    const { browser } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, authenticator);
+    const other = await signedIn();
+    const { passkey: othersPasskey } = await register(other.browser, authenticator);
+    const unknown = new SoftwareAuthenticator(ORIGIN);
+    const { passkey: neverRegistered } = await unknown.create(await registrationOptions(browser));
+
+    const attempts: [string, () => Promise<Json>][] = [
+      ["unknown passkey", async () => unknown.get(neverRegistered, await signInOptions(browser))],
+      ["another key", async () => authenticator.get(passkey, await signInOptions(browser), { wrongKey: true })],
+      [
+        "another origin",
+        async () => authenticator.get(passkey, await signInOptions(browser), { origin: "https://evil.example" }),
+      ],
+      ["another RP ID", async () => authenticator.get(passkey, await signInOptions(browser), { rpId: "evil.example" })],
+      [
+        "no user verification",
+        async () => authenticator.get(passkey, await signInOptions(browser), { userVerified: false }),
+      ],
+      [
+        "another person's user handle",
+        async () => authenticator.get(passkey, await signInOptions(browser), { userHandle: othersPasskey.userHandle }),
+      ],
+      [
+        "a challenge never issued",
+        async () =>
+          authenticator.get(passkey, await signInOptions(browser), { challenge: base64urlEncode(new Uint8Array(32)) }),
+      ],
+      [
+        "a registration challenge",
+        async () =>
+          authenticator.get(passkey, { challenge: (await registrationOptions(browser)).challenge, rpId: RP_ID }),
+      ],
+    ];
+    const bodies = new Set<string>();
+    for (const [what, answer] of attempts) {
+      const stranger = new Browser();
+      const response = await stranger.send("POST", "/v3.0/auth/passkeys/sign-in", { response: await answer() });
+      const problem = await expectProblem(response, 400, { code: "invalid_credentials" });
+      expect(response.headers.get("Set-Cookie"), what).toBeNull();
+      bodies.add(JSON.stringify(problem));
+    }
+    expect(bodies.size).toBe(1);
+    // The passkey itself still works: no failure above locked it.
+    const good = await browser.send("POST", "/v3.0/auth/passkeys/sign-in", {
+      response: await authenticator.get(passkey, await signInOptions(browser)),
+    });
+    expect(good.status).toBe(204);
+  });
+
+  it("takes one answer per challenge, even twenty sent at once, within 5 minutes", async () => {
+    const { browser } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN, false);
+    const { passkey } = await register(browser, authenticator);
+    const answer = await authenticator.get(passkey, await signInOptions(browser));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () => new Browser().send("POST", "/v3.0/auth/passkeys/sign-in", { response: answer })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([204, ...Array(19).fill(400)]);
+
+    const late = await signInOptions(browser);
+    const issuedBy = Date.now();
+    clock.now = () => issuedBy + 300_001;
+    await expectProblem(
+      await new Browser().send("POST", "/v3.0/auth/passkeys/sign-in", {
+        response: await authenticator.get(passkey, late),
+      }),
+      400,
+      { code: "invalid_credentials" },
+    );
+  });
+
+  it("refuses a signature counter that did not grow, and takes a synced passkey's constant 0", async () => {
+    const { browser } = await signedIn();
+    const counting = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, counting);
+    for (let i = 1; i <= 3; i++) {
+      const ok = await new Browser().send("POST", "/v3.0/auth/passkeys/sign-in", {
+        response: await counting.get(passkey, await signInOptions(browser)),
+      });
+      expect(ok.status).toBe(204);
+    }
+    expect((await passkeyRow(passkey.id))!.counter).toBe(3);
+    // A cloned authenticator reports a counter the service has seen already, or an older one.
+    for (const counter of [3, 2, 0]) {
+      await expectProblem(
+        await new Browser().send("POST", "/v3.0/auth/passkeys/sign-in", {
+          response: await counting.get(passkey, await signInOptions(browser), { counter }),
+        }),
+        400,
+        { code: "invalid_credentials" },
+      );
+    }
+    expect((await passkeyRow(passkey.id))!.counter).toBe(3);
+
+    const synced = new SoftwareAuthenticator(ORIGIN, false);
+    const { passkey: syncedPasskey } = await register(browser, synced);
+    for (let i = 0; i < 3; i++) {
+      const ok = await new Browser().send("POST", "/v3.0/auth/passkeys/sign-in", {
+        response: await synced.get(syncedPasskey, await signInOptions(browser)),
+      });
+      expect(ok.status).toBe(204);
+    }
+    expect((await passkeyRow(syncedPasskey.id))!.counter).toBe(0);
+  });
+
+  it("is refused from another origin's page, before anything is read", async () => {
+    const { browser } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, authenticator);
+    const answer = await authenticator.get(passkey, await signInOptions(browser));
+    const stranger = new Browser();
+    const crossSite: Record<string, string>[] = [
+      { "Sec-Fetch-Site": "cross-site" },
+      { Origin: "https://evil.example" },
+    ];
+    for (const headers of crossSite) {
+      await expectProblem(
+        await stranger.send("POST", "/v3.0/auth/passkeys/sign-in", { response: answer }, headers),
+        403,
+        {
+          code: "csrf_failed",
+        },
+      );
+    }
+    // The refused requests did not use the challenge up.
+    expect((await stranger.send("POST", "/v3.0/auth/passkeys/sign-in", { response: answer })).status).toBe(204);
+  });
+
+  it("takes PUBLIC_ORIGIN as the origin and RP ID, whatever host the request came to", async () => {
+    const origin = "https://maps.example.org";
+    const configured = { origin, fetcher: (request: Request) => fetchWith({ PUBLIC_ORIGIN: origin }, request) };
+    const { browser } = await signedIn({ browser: configured });
+    const options = await registrationOptions(browser);
+    expect(options.rp.id).toBe("maps.example.org");
+    // Made on the page of the host the request came to: not the service's origin.
+    const onRequestHost = await new SoftwareAuthenticator(ORIGIN).create(options);
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response: onRequestHost.response }), 400, {
+      code: "passkey_not_accepted",
+    });
+    const authenticator = new SoftwareAuthenticator(origin);
+    const { passkey } = await register(browser, authenticator);
+    const signInAt = await signInOptions(browser);
+    expect(signInAt.rpId).toBe("maps.example.org");
+    const signIn = await new Browser(configured).send("POST", "/v3.0/auth/passkeys/sign-in", {
+      response: await authenticator.get(passkey, signInAt),
+    });
+    expect(signIn.status, await signIn.clone().text()).toBe(204);
+  });
+
+  it("counts options and attempts against the source address", async () => {
+    const limits = smallLimits();
+    const limit = Number(String(limits.RATE_LIMIT_TOKEN_ADDRESS).split("/")[0]);
+    await windowWithRoom(5_000, 10);
+    const browser = new Browser({ fetcher: (request) => fetchWith(limits, request) });
+    const statuses: number[] = [];
+    for (let i = 0; i <= limit; i++) {
+      const response = await browser.send("POST", "/v3.0/auth/passkeys/sign-in/options");
+      expect(response.headers.get("RateLimit-Policy")).toBe(`token-address;q=${limit};w=10`);
+      statuses.push(response.status);
+      await response.body?.cancel();
+    }
+    expect(statuses).toEqual([...Array(limit).fill(200), 429]);
+    // Another address is not limited by this one's attempts.
+    const other = new Browser({ fetcher: (request) => fetchWith(limits, request) });
+    expect((await other.send("POST", "/v3.0/auth/passkeys/sign-in/options")).status).toBe(200);
+  });
+});
+
+describe("managing passkeys", () => {
+  it("renames one's own passkeys only", async () => {
+    const { browser } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, authenticator);
+    const renamed = await browser.send("PATCH", `/v3.0/auth/passkeys/${passkey.id}`, { name: "Phone" });
+    expect(renamed.status).toBe(200);
+    expect(await renamed.json()).toMatchObject({ id: passkey.id, name: "Phone" });
+    expect((await passkeyRow(passkey.id))!.name).toBe("Phone");
+    await expectProblem(await browser.send("PATCH", `/v3.0/auth/passkeys/${passkey.id}`, { name: "" }), 400, {
+      code: "validation_failed",
+      pointers: ["/name"],
+    });
+
+    // Another person's passkey, and one that does not exist, are alike: 404.
+    const other = await signedIn();
+    for (const id of [passkey.id, base64urlEncode(new Uint8Array(16))]) {
+      await expectProblem(await other.browser.send("PATCH", `/v3.0/auth/passkeys/${id}`, { name: "Mine" }), 404, {
+        code: "not_found",
+      });
+      await expectProblem(await other.browser.send("DELETE", `/v3.0/auth/passkeys/${id}`), 404, { code: "not_found" });
+    }
+    expect((await passkeyRow(passkey.id))!.name).toBe("Phone");
+  });
+
+  it("never deletes the last way in of a person without a password, however many deletes run at once", async () => {
+    const { browser, personId } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) ids.push((await register(browser, authenticator, `Key ${i}`)).passkey.id);
+    const results = await Promise.all(ids.map((id) => browser.send("DELETE", `/v3.0/auth/passkeys/${id}`)));
+    expect(results.map((r) => r.status).sort()).toEqual([204, 204, 204, 204, 204, 409]);
+    const refused = results.find((r) => r.status === 409)!;
+    await expectProblem(refused, 409, { code: "last_credential" });
+    const left = await env.DB.prepare("SELECT id FROM passkeys WHERE person_id = ?")
+      .bind(personId)
+      .all<{ id: string }>();
+    expect(left.results).toHaveLength(1);
+    // The one left is the one whose delete was refused, and it still signs in.
+    const kept = authenticator.passkeys.find((p) => p.id === left.results[0]!.id)!;
+    const signIn = await new Browser().send("POST", "/v3.0/auth/passkeys/sign-in", {
+      response: await authenticator.get(kept, await signInOptions(browser)),
+    });
+    expect(signIn.status).toBe(204);
+  });
+
+  it("deletes the last passkey of a person who has a password", async () => {
+    const { browser } = await signedIn({ password: true });
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const { passkey } = await register(browser, authenticator);
+    expect((await browser.send("DELETE", `/v3.0/auth/passkeys/${passkey.id}`)).status).toBe(204);
+    expect(await passkeyRow(passkey.id)).toBeNull();
+    const list = await browser.send("GET", "/v3.0/auth/passkeys");
+    expect(await list.json()).toEqual({ results: [], next: null, previous: null });
+    // A deleted passkey signs nobody in.
+    await expectProblem(
+      await new Browser().send("POST", "/v3.0/auth/passkeys/sign-in", {
+        response: await authenticator.get(passkey, await signInOptions(browser)),
+      }),
+      400,
+      { code: "invalid_credentials" },
+    );
+  });
+
+  it("lists a person's passkeys, and only theirs", async () => {
+    const a = await signedIn();
+    const b = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const mine = [];
+    for (let i = 0; i < 3; i++) mine.push((await register(a.browser, authenticator, `A${i}`)).json);
+    await register(b.browser, authenticator, "B");
+    const list = await (await a.browser.send("GET", "/v3.0/auth/passkeys")).json<Json>();
+    expect(list.results).toEqual(mine);
+  });
+});
+
+describe("challenges", () => {
+  it("are kept only as hashes, and the hourly job deletes those past their expiry", async () => {
+    const browser = new Browser();
+    const { challenge } = await signInOptions(browser);
+    const stored = await env.DB.prepare("SELECT * FROM auth_tickets WHERE kind = 'passkey'").all<Json>();
+    const texts = stored.results.map((row) => JSON.stringify(row));
+    expect(texts.some((text) => text.includes(challenge))).toBe(false);
+    const hash = base64urlEncode(new Uint8Array(await crypto.subtle.digest("SHA-256", utf8.encode(challenge))));
+    expect(stored.results.find((row) => row.id === hash)).toMatchObject({ person_id: null, used_at: null });
+
+    const now = Date.now() + 300_001;
+    const expired = stored.results.filter((row) => row.expires_at <= now).length;
+    expect(expired).toBeGreaterThan(0);
+    expect(await deleteExpiredChallenges(env.DB, now)).toBe(expired);
+    const left = await env.DB.prepare(
+      "SELECT count(*) AS n FROM auth_tickets WHERE kind = 'passkey' AND expires_at <= ?",
+    )
+      .bind(now)
+      .first<{ n: number }>();
+    expect(left!.n).toBe(0);
+  });
+});
