@@ -19,6 +19,7 @@ const SUITES = [
   "test:readme",
   "test:cli",
   "test:client",
+  "test:people",
 ];
 
 const started = performance.now();
