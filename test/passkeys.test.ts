@@ -335,12 +335,46 @@ describe("registration", () => {
     expect(stored!.n).toBe(MAX_PASSKEYS);
   });
 
+  it("takes credential ids of 16 to 1,023 bytes, and only those in paths", async () => {
+    const { browser } = await signedIn();
+    const authenticator = new SoftwareAuthenticator(ORIGIN);
+    const short = await authenticator.create(await registrationOptions(browser), { idLength: 15 });
+    await expectProblem(await browser.send("POST", "/v3.0/auth/passkeys", { response: short.response }), 400, {
+      code: "validation_failed",
+      pointers: ["/response/id", "/response/rawId"],
+    });
+    // The id the browser reports padded to 16 bytes, the authenticator's own still 15: the stored one counts.
+    const padded = await authenticator.create(await registrationOptions(browser), { idLength: 15 });
+    padded.response.id = padded.response.rawId = `${padded.response.id}AA`;
+    const problem = await expectProblem(
+      await browser.send("POST", "/v3.0/auth/passkeys", { response: padded.response }),
+      400,
+      { code: "passkey_not_accepted" },
+    );
+    expect(problem.detail).toContain("16 bytes");
+    const longest = await authenticator.create(await registrationOptions(browser), { idLength: 1023 });
+    const stored = await browser.send("POST", "/v3.0/auth/passkeys", { response: longest.response });
+    expect(stored.status, await stored.clone().text()).toBe(201);
+    expect((await browser.send("PATCH", `/v3.0/auth/passkeys/${longest.passkey.id}`, { name: "Long" })).status).toBe(
+      200,
+    );
+    // The ceremonies' own paths are no passkey's: PATCH on them is a 405, not a lookup.
+    const notAnId = await browser.send("PATCH", "/v3.0/auth/passkeys/sign-in", { name: "x" });
+    expect(notAnId.status).toBe(405);
+    expect(notAnId.headers.get("Allow")).toBe("POST, OPTIONS");
+  });
+
   it("refuses bodies that are no WebAuthn answer, field by field", async () => {
     const { browser } = await signedIn();
     await expectProblem(
       await browser.send("POST", "/v3.0/auth/passkeys", {
         name: 7,
-        response: { id: "not base64url!", rawId: "", type: "password", response: { clientDataJSON: "x" } },
+        response: {
+          id: "not base64url, nor anything!",
+          rawId: "",
+          type: "password",
+          response: { clientDataJSON: "x" },
+        },
       }),
       400,
       {

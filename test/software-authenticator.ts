@@ -75,6 +75,8 @@ export type Tampering = {
   wrongKey?: boolean;
   /** The challenge to sign; default: the options'. */
   challenge?: string;
+  /** The length of a new passkey's credential id, in bytes; default 16. */
+  idLength?: number;
 };
 
 export type CreationOptions = {
@@ -111,7 +113,7 @@ export class SoftwareAuthenticator {
       "sign",
       "verify",
     ])) as CryptoKeyPair;
-    const id = crypto.getRandomValues(new Uint8Array(16));
+    const id = crypto.getRandomValues(new Uint8Array(tampering.idLength ?? 16));
     const jwk = (await crypto.subtle.exportKey("jwk", keys.publicKey)) as JsonWebKey;
     // COSE_Key (RFC 9052 §7, RFC 9053 §7.1.1): kty EC2, alg ES256, crv P-256, x, y.
     const coseKey = cbor(
@@ -130,7 +132,7 @@ export class SoftwareAuthenticator {
       new Uint8Array([flags]),
       uint32(tampering.counter ?? 0),
       new Uint8Array(16), // AAGUID: none, as with attestation "none"
-      new Uint8Array([0, id.length]),
+      new Uint8Array([id.length >> 8, id.length & 0xff]),
       id,
       coseKey,
     );

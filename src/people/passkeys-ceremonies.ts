@@ -8,16 +8,15 @@
  * use for a statement of which one made the key.
  */
 import type { verifyAuthenticationResponse, verifyRegistrationResponse } from "@simplewebauthn/server";
-import type * as z from "zod";
 import { base64urlDecode, base64urlEncode, utf8 } from "../core/crypto";
 import { CHALLENGE_TTL_MS } from "./passkeys-challenges";
 import { userHandleOf, type RelyingParty } from "./passkeys-relying-party";
-import type { authenticationResponse, registrationResponse } from "./passkeys-schemas";
+import { MIN_CREDENTIAL_ID_LENGTH, type AuthenticationResponse, type RegistrationResponse } from "./passkeys-schemas";
 import type { Passkey } from "./passkeys-store";
 
 /**
  * The WebAuthn library, loaded by the first ceremony an isolate runs: with the ASN.1 and X.509 code it
- * brings (about 340 KB, docs/people-and-roles.md "Passkeys"), it would otherwise be evaluated at every
+ * brings (about 340 KiB, docs/people-and-roles.md "Passkeys"), it would otherwise be evaluated at every
  * isolate's start, for every request of the API.
  */
 const webauthn = () => import("@simplewebauthn/server");
@@ -28,10 +27,7 @@ const ALGORITHMS = [-8, -7, -257];
 /** Transports the browser may be told to try again (WebAuthn Level 3 §5.8.4). */
 const TRANSPORTS = new Set(["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"]);
 
-type RegistrationResponse = z.output<typeof registrationResponse>;
-type AuthenticationResponse = z.output<typeof authenticationResponse>;
-
-/** A ceremony's answer that is not accepted; `reason` says why, for the log and, at registration, the person. */
+/** A ceremony's answer that is not accepted; its message says why, for the log and, at registration, the person. */
 export class CeremonyFailed extends Error {
   override name = "CeremonyFailed";
 }
@@ -105,6 +101,9 @@ export async function verifyRegistration(rp: RelyingParty, response: Registratio
   }
   if (!result.verified) throw new CeremonyFailed("The attestation does not verify.");
   const { credential } = result.registrationInfo;
+  if (credential.id.length < MIN_CREDENTIAL_ID_LENGTH) {
+    throw new CeremonyFailed("Its credential id is shorter than the 16 bytes every authenticator's has.");
+  }
   return {
     id: credential.id,
     publicKey: base64urlEncode(credential.publicKey),

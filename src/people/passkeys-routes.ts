@@ -33,12 +33,14 @@ import { passkeyToJson } from "./passkeys-json";
 import { relyingParty } from "./passkeys-relying-party";
 import {
   answerExamples,
+  type AuthenticationResponse,
   creationOptionsJson,
   passkeyCreate,
   passkeyJson,
   passkeyListJson,
   passkeySignIn,
   passkeyUpdate,
+  type RegistrationResponse,
   requestOptionsJson,
 } from "./passkeys-schemas";
 import {
@@ -49,12 +51,13 @@ import {
   recordSignIn,
   registrant,
   renamePasskey,
+  type Passkey,
 } from "./passkeys-store";
 import { requireSession, startSession } from "./sessions";
 
 /**
- * A credential id in a path: base64url of 16 to 1,023 bytes (WebAuthn Level 3 §6.1 and §5.1; registration
- * refuses shorter ids), so no id is `sign-in` or `registration`.
+ * A credential id in a path: base64url of 16 to 1,023 bytes (./passkeys-schemas.ts), so neither `sign-in`
+ * nor `registration` is one.
  */
 const PASSKEY_PATH = "/:id{[A-Za-z0-9_-]{22,1364}}";
 
@@ -157,6 +160,51 @@ const limitSignIn = async (c: Context<AppEnv>, next: () => Promise<void>) => {
   await next();
 };
 
+/** Checks a registration answer to a challenge this session was given, and stores its passkey. */
+async function register(c: Context<AppEnv>, name: string, response: RegistrationResponse): Promise<Passkey> {
+  const { session } = c.var;
+  const challenge = challengeOf(response.response.clientDataJSON);
+  const ceremony: Ceremony = { kind: "registration", personId: session.personId, sessionId: session.id };
+  const ticket = challenge && (await (await useChallenge(c.env.DB, challenge, ceremony, clock.now())).first());
+  if (!challenge || !ticket) {
+    throw notAccepted("Its challenge is not one this session was given, or was used or has expired: start again.");
+  }
+  let verified: Awaited<ReturnType<typeof verifyRegistration>>;
+  try {
+    verified = await verifyRegistration(relyingParty(c), response, challenge);
+  } catch (error) {
+    if (error instanceof CeremonyFailed) throw notAccepted(error.message);
+    throw error;
+  }
+  return insertPasskey(c.env.DB, { ...verified, personId: session.personId, name });
+}
+
+/** Checks a sign-in answer and opens a session for the passkey's person (it sets the cookie). */
+async function signIn(c: Context<AppEnv>, response: AuthenticationResponse): Promise<void> {
+  const db = c.env.DB;
+  const now = clock.now();
+  const challenge = challengeOf(response.response.clientDataJSON);
+  if (challenge === null) throw signInFailed(c, "no challenge in clientDataJSON");
+  // One round trip: the challenge is used up whether or not the passkey is known.
+  const [ticket, found] = await db.batch([
+    await useChallenge(db, challenge, { kind: "sign-in" }, now),
+    passkeyById(db, response.id),
+  ]);
+  if (!ticket!.results.length) throw signInFailed(c, "challenge unknown, used or expired");
+  const row = found!.results[0] as Record<string, unknown> | undefined;
+  if (!row) throw signInFailed(c, "unknown passkey");
+  const passkey = passkeyOfRow(row);
+  let counter: number;
+  try {
+    counter = await verifySignIn(relyingParty(c), response, challenge, passkey);
+  } catch (error) {
+    if (error instanceof CeremonyFailed) throw signInFailed(c, error.message);
+    throw error;
+  }
+  if (!(await recordSignIn(db, passkey, counter, now))) throw signInFailed(c, "signature counter raced");
+  await startSession(c, passkey.person_id, "none");
+}
+
 export const passkeyRoutes = new Hono<AppEnv>()
   .use(jsonBody())
   .post(
@@ -173,22 +221,8 @@ export const passkeyRoutes = new Hono<AppEnv>()
   .post(
     "/",
     ...operations.register(requireSession(), validate("json", passkeyCreate), async (c) => {
-      const { session } = c.var;
       const { name, response } = c.req.valid("json");
-      const challenge = challengeOf(response.response.clientDataJSON);
-      const ceremony: Ceremony = { kind: "registration", personId: session.personId, sessionId: session.id };
-      const ticket = challenge && (await (await useChallenge(c.env.DB, challenge, ceremony, clock.now())).first());
-      if (!challenge || !ticket) {
-        throw notAccepted("Its challenge is not one this session was given, or was used or has expired: start again.");
-      }
-      let verified: Awaited<ReturnType<typeof verifyRegistration>>;
-      try {
-        verified = await verifyRegistration(relyingParty(c), response, challenge);
-      } catch (error) {
-        if (error instanceof CeremonyFailed) throw notAccepted(error.message);
-        throw error;
-      }
-      const row = await insertPasskey(c.env.DB, { ...verified, personId: session.personId, name });
+      const row = await register(c, name, response);
       return created(c, `/v3.0/auth/passkeys/${row.id}`, passkeyToJson(row));
     }),
   )
@@ -230,29 +264,8 @@ export const passkeyRoutes = new Hono<AppEnv>()
       limitSignIn,
       validate("json", passkeySignIn),
       async (c) => {
-        const { response } = c.req.valid("json");
-        const db = c.env.DB;
-        const now = clock.now();
-        const challenge = challengeOf(response.response.clientDataJSON);
-        if (challenge === null) throw signInFailed(c, "no challenge in clientDataJSON");
-        // One round trip: the challenge is used up whether or not the passkey is known.
-        const [ticket, found] = await db.batch([
-          await useChallenge(db, challenge, { kind: "sign-in" }, now),
-          passkeyById(db, response.id),
-        ]);
-        if (!ticket!.results.length) throw signInFailed(c, "challenge unknown, used or expired");
-        const row = found!.results[0] as Record<string, unknown> | undefined;
-        if (!row) throw signInFailed(c, "unknown passkey");
-        const passkey = passkeyOfRow(row);
-        let counter: number;
-        try {
-          counter = await verifySignIn(relyingParty(c), response, challenge, passkey);
-        } catch (error) {
-          if (error instanceof CeremonyFailed) throw signInFailed(c, error.message);
-          throw error;
-        }
-        if (!(await recordSignIn(db, passkey, counter, now))) throw signInFailed(c, "signature counter raced");
-        await startSession(c, passkey.person_id, "none");
+        await signIn(c, c.req.valid("json").response);
+        c.header("Cache-Control", "no-store");
         return c.body(null, 204);
       },
     ),

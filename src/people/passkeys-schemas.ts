@@ -4,7 +4,7 @@
  * Level 3 §5.1, `RegistrationResponseJSON` and `AuthenticationResponseJSON`,
  * what `PublicKeyCredential.toJSON()` and @simplewebauthn/browser give).
  * Binary values travel as base64url; the lengths are WebAuthn's own bounds
- * (a credential id is at most 1,023 bytes, a user handle 64) or well past
+ * (a credential id is 16 to 1,023 bytes, a user handle at most 64) or well past
  * any authenticator's answer.
  */
 import { createSelectSchema } from "drizzle-zod";
@@ -18,8 +18,12 @@ const base64url = (maxLength: number) =>
     .max(maxLength, `must be at most ${maxLength} characters`)
     .regex(/^[A-Za-z0-9_-]*$/, "must be base64url (A-Z, a-z, 0-9, - and _, no padding)");
 
-/** 1,023 bytes in base64url. */
-const credentialId = base64url(1364).min(1, "must not be empty");
+/**
+ * 16 to 1,023 bytes in base64url: authenticators make ids of at least 16 bytes (WebAuthn Level 3 §4,
+ * "Credential ID"), and §7.1 refuses longer ones.
+ */
+export const MIN_CREDENTIAL_ID_LENGTH = 22;
+const credentialId = base64url(1364).min(MIN_CREDENTIAL_ID_LENGTH, "must be at least 16 bytes");
 
 /** What the browser adds beside the authenticator's answer; only what we read of it is described. */
 const credentialFields = {
@@ -58,6 +62,9 @@ export const authenticationResponse = z
     id: "PasskeyAuthenticationResponse",
     description: "The browser's answer to the sign-in options: `PublicKeyCredential.toJSON()`",
   });
+
+export type RegistrationResponse = z.output<typeof registrationResponse>;
+export type AuthenticationResponse = z.output<typeof authenticationResponse>;
 
 /**
  * What a browser on https://api.example.com sends, for the reference: a real ES256 passkey's answers to one

@@ -6,7 +6,7 @@
  * at most MAX_PASSKEYS per person, never deleting the last way a person
  * without a password signs in, and a signature counter that only grows.
  */
-import { and, asc, eq } from "drizzle-orm";
+import { and, eq } from "drizzle-orm";
 import { ApiError, notFound } from "../core/problem";
 import { database } from "../db/client";
 import { rowMapper } from "../db/search/raw-rows";
@@ -29,15 +29,6 @@ export type NewPasskey = {
   counter: number;
   transports: string[];
 };
-
-/** The person's passkeys, oldest first. */
-export async function passkeysOf(db: D1Database, personId: number): Promise<Passkey[]> {
-  return database(db)
-    .select()
-    .from(passkeys)
-    .where(eq(passkeys.person_id, personId))
-    .orderBy(asc(passkeys.created_at), asc(passkeys.id));
-}
 
 /** The person a registration is for (their email and name label the passkey) and the passkeys they have. */
 export async function registrant(
