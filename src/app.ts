@@ -57,7 +57,6 @@ import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { operatorRoutes } from "./operator/routes";
 import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
 import { pinpointToJson } from "./pinpoints/json";
-import { passkeyRoutes } from "./people/passkeys-routes";
 import { sessionRoutes } from "./people/session-routes";
 import { pinpointRoutes } from "./pinpoints/routes";
 import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
@@ -101,7 +100,6 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/oauth2/token", tokenRoutes)
   // People in a browser: their session cookie, not a token (src/people/sessions.ts).
   .route("/v3.0/auth", sessionRoutes)
-  .route("/v3.0/auth/passkeys", passkeyRoutes)
   // Public: media URLs carry no token, so an <img> can load them.
   .route("/media", mediaRoutes)
   .route("/v3.0/pinpoints", pinpointRoutes)

@@ -15,8 +15,8 @@ import { call, caller, type Caller } from "./helpers";
 const PUBLIC = [/^\/docs(\/|$)/, /^\/v3\.0\/openapi\.json$/, /^\/media\//, /^\/v3\.0\/oauth2\/token$/, /^\/maps\//];
 
 /**
- * Routes that take another credential than a token: the operator secret (test/operator.test.ts), and a
- * signed-in browser's session cookie (test/passkeys.test.ts).
+ * Routes that take another credential than a token: the operator secret (test/operator.test.ts); a
+ * signed-in browser's session cookie, or a sign-in (test/passkeys.test.ts).
  */
 const OWN_CREDENTIAL = [/^\/operator\//, /^\/v3\.0\/auth\//];
 

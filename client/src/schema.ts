@@ -24,114 +24,6 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
-  "/v3.0/auth/passkeys/registration/options": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Start registering a passkey
-     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). The options for `navigator.credentials.create()` (after `PublicKeyCredential.parseCreationOptionsFromJSON()`, or @simplewebauthn/browser's `startRegistration`): a discoverable passkey with user verification, for this service's RP ID, excluding the passkeys you have. Its challenge is good for one answer, within 5 minutes, from this session.
-     */
-    post: operations["passkeyRegistrationOptions"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/v3.0/auth/passkeys": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    /**
-     * List your passkeys
-     * @description With the session cookie. All of them, oldest first.
-     */
-    get: operations["listPasskeys"];
-    put?: never;
-    /**
-     * Register a passkey
-     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). The browser's answer to the registration options (`PublicKeyCredential.toJSON()`) and a name for the passkey. Refused (400 `passkey_not_accepted`, the reason in `detail`) when its challenge is not one this session was given, or was used or has expired, when it was made for another origin or RP ID, or without user verification. 409 when the passkey is registered already, or you have 20.
-     */
-    post: operations["registerPasskey"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/v3.0/auth/passkeys/{id}": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    post?: never;
-    /**
-     * Delete a passkey
-     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). It no longer signs you in here (the authenticator keeps it until you delete it there too). Refused (409 `last_credential`) for your only passkey when you have no password.
-     */
-    delete: operations["deletePasskey"];
-    options?: never;
-    head?: never;
-    /**
-     * Rename a passkey
-     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session).
-     */
-    patch: operations["renamePasskey"];
-    trace?: never;
-  };
-  "/v3.0/auth/passkeys/sign-in/options": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Start signing in with a passkey
-     * @description The options for `navigator.credentials.get()`: no email needed, the browser offers the passkeys it has for this service. Its challenge is good for one answer, within 5 minutes.
-     */
-    post: operations["passkeySignInOptions"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
-  "/v3.0/auth/passkeys/sign-in": {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    get?: never;
-    put?: never;
-    /**
-     * Sign in with a passkey
-     * @description The browser's answer to the sign-in options (`PublicKeyCredential.toJSON()`), from this service's own pages. On success the session cookie is set (a passkey with user verification is two factors by itself); GET /v3.0/auth/session then gives its CSRF token. Any failure answers 400 `invalid_credentials`, the same whatever failed.
-     */
-    post: operations["signInWithPasskey"];
-    delete?: never;
-    options?: never;
-    head?: never;
-    patch?: never;
-    trace?: never;
-  };
   "/v3.0/pinpoints": {
     parameters: {
       query?: never;
@@ -484,7 +376,7 @@ export interface paths {
     };
     /**
      * Your signed-in session
-     * @description With the session cookie. Gives the CSRF token that writes made with the cookie must carry.
+     * @description With the session cookie: who is signed in, and the CSRF token writes with the cookie carry.
      */
     get: operations["getSession"];
     put?: never;
@@ -506,9 +398,117 @@ export interface paths {
     put?: never;
     /**
      * Mint an access token from your session
-     * @description With the session cookie and `X-CSRF-Token`: a short-lived access token for the account the session acts in, for `Authorization: Bearer` on every other operation, narrowed by your role there.
+     * @description With the session cookie and `X-CSRF-Token`: a short-lived access token for one of your accounts, for `Authorization: Bearer` on every other operation, narrowed by your role there.
      */
     post: operations["mintPersonToken"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys/registration/options": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start registering a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). The options for `navigator.credentials.create()` (after `PublicKeyCredential.parseCreationOptionsFromJSON()`, or @simplewebauthn/browser's `startRegistration`): a discoverable passkey with user verification, for this service's RP ID, excluding the passkeys you have. Its challenge is good for one answer, within 5 minutes, from this session.
+     */
+    post: operations["passkeyRegistrationOptions"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your passkeys
+     * @description With the session cookie. All of them, oldest first.
+     */
+    get: operations["listPasskeys"];
+    put?: never;
+    /**
+     * Register a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). The browser's answer to the registration options (`PublicKeyCredential.toJSON()`) and a name for the passkey. Refused (400 `passkey_not_accepted`, the reason in `detail`) when its challenge is not one this session was given, or was used or has expired, when it was made for another origin or RP ID, or without user verification. 409 when the passkey is registered already, or you have 20.
+     */
+    post: operations["registerPasskey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). It no longer signs you in here (the authenticator keeps it until you delete it there too). Refused (409 `last_credential`) for your only passkey when you have no password.
+     */
+    delete: operations["deletePasskey"];
+    options?: never;
+    head?: never;
+    /**
+     * Rename a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session).
+     */
+    patch: operations["renamePasskey"];
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys/sign-in/options": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start signing in with a passkey
+     * @description The options for `navigator.credentials.get()`: no email needed, the browser offers the passkeys it has for this service. Its challenge is good for one answer, within 5 minutes.
+     */
+    post: operations["passkeySignInOptions"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys/sign-in": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in with a passkey
+     * @description The browser's answer to the sign-in options (`PublicKeyCredential.toJSON()`), from this service's own pages. On success the session cookie is set (a passkey with user verification is two factors by itself); GET /v3.0/auth/session then gives its CSRF token. Any failure answers 400 `invalid_credentials`, the same whatever failed.
+     */
+    post: operations["signInWithPasskey"];
     delete?: never;
     options?: never;
     head?: never;
@@ -842,24 +842,29 @@ export interface components {
       error: "invalid_request" | "invalid_client" | "unsupported_grant_type" | "invalid_scope";
       error_description: string;
     };
-    Session: {
-      person_id: number;
-      /** @description The account the session acts in; null: none yet */
-      account_id: number | null;
-      /** @enum {string} */
-      second_factor: "none" | "pending" | "done";
-      /** Format: date-time */
-      created_at: string;
+    SignedInSession: {
+      /** @description Null while the second factor is pending */
+      person: {
+        id: number;
+        email: string;
+        name: string;
+      } | null;
       /** @description Send it as `X-CSRF-Token` with every write made with the cookie */
       csrf_token: string;
+    };
+    PersonTokenRequest: {
+      /** @description The account to act in; absent, the session's, or your only one */
+      account?: number;
     };
     PersonToken: {
       access_token: string;
       /** @constant */
       token_type: "Bearer";
-      /** @description Seconds until the token expires; mint another before */
+      /** @description Seconds; mint a new one from the session before then */
       expires_in: number;
       scope: string;
+      /** @description The account the token acts in */
+      account: number;
     };
     PasskeyCreationOptions: {
       challenge: string;
@@ -2001,242 +2006,6 @@ export interface operations {
           "application/json": components["schemas"]["OAuthError"];
         };
       };
-      429: components["responses"]["Problem429"];
-    };
-  };
-  passkeyRegistrationOptions: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["PasskeyCreationOptions"];
-        };
-      };
-      401: components["responses"]["Problem401"];
-      403: components["responses"]["Problem403"];
-    };
-  };
-  listPasskeys: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["PasskeyList"];
-        };
-      };
-      401: components["responses"]["Problem401"];
-    };
-  };
-  registerPasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        /**
-         * @example {
-         *       "name": "Laptop",
-         *       "response": {
-         *         "id": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
-         *         "rawId": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
-         *         "type": "public-key",
-         *         "authenticatorAttachment": "platform",
-         *         "clientExtensionResults": {
-         *           "credProps": {
-         *             "rk": true
-         *           }
-         *         },
-         *         "response": {
-         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiUEJlWWYzUDlDOHhOblAxSm01ZzNSa1EwZExyNHc1dTdWeDJBeTZCejhDdyIsIm9yaWdpbiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tIiwiY3Jvc3NPcmlnaW4iOmZhbHNlfQ",
-         *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YViU0MQ9OIUGTZrrRwIUqRSkO67EDh1m29RjdRNrasFdLmNFAAAAAAAAAAAAAAAAAAAAAAAAAAAAEFW9jzBF715KmdUN52MPumSlAQIDJiABIVgg1DcAd_o4bh0sCp-jWBUJn3cVrZ2PKairazPUTU09yYoiWCB1ab1N3kq34DgiFP3-Bajzf_Jnf1PL0ipLT4rSCBITAg",
-         *           "transports": [
-         *             "internal",
-         *             "hybrid"
-         *           ]
-         *         }
-         *       }
-         *     }
-         */
-        "application/json": components["schemas"]["PasskeyCreate"];
-      };
-    };
-    responses: {
-      /** @description Created */
-      201: {
-        headers: {
-          /** @description The URL of the new resource */
-          Location?: string;
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Passkey"];
-        };
-      };
-      400: components["responses"]["Problem400"];
-      401: components["responses"]["Problem401"];
-      403: components["responses"]["Problem403"];
-      409: components["responses"]["Problem409"];
-      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
-      413: components["responses"]["Problem413"];
-      415: components["responses"]["Problem415"];
-    };
-  };
-  deletePasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        /**
-         * @description The passkey's credential id
-         * @example Vb2PMEXvXkqZ1Q3nYw-6ZA
-         */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description Deleted */
-      204: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      401: components["responses"]["Problem401"];
-      403: components["responses"]["Problem403"];
-      404: components["responses"]["Problem404"];
-      409: components["responses"]["Problem409"];
-    };
-  };
-  renamePasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path: {
-        /**
-         * @description The passkey's credential id
-         * @example Vb2PMEXvXkqZ1Q3nYw-6ZA
-         */
-        id: string;
-      };
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        /**
-         * @example {
-         *       "name": "Phone"
-         *     }
-         */
-        "application/json": components["schemas"]["PasskeyUpdate"];
-      };
-    };
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["Passkey"];
-        };
-      };
-      400: components["responses"]["Problem400"];
-      401: components["responses"]["Problem401"];
-      403: components["responses"]["Problem403"];
-      404: components["responses"]["Problem404"];
-      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
-      413: components["responses"]["Problem413"];
-      415: components["responses"]["Problem415"];
-    };
-  };
-  passkeySignInOptions: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody?: never;
-    responses: {
-      /** @description OK */
-      200: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content: {
-          "application/json": components["schemas"]["PasskeyRequestOptions"];
-        };
-      };
-      429: components["responses"]["Problem429"];
-    };
-  };
-  signInWithPasskey: {
-    parameters: {
-      query?: never;
-      header?: never;
-      path?: never;
-      cookie?: never;
-    };
-    requestBody: {
-      content: {
-        /**
-         * @example {
-         *       "response": {
-         *         "id": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
-         *         "rawId": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
-         *         "type": "public-key",
-         *         "authenticatorAttachment": "platform",
-         *         "clientExtensionResults": {},
-         *         "response": {
-         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiUEJlWWYzUDlDOHhOblAxSm01ZzNSa1EwZExyNHc1dTdWeDJBeTZCejhDdyIsIm9yaWdpbiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tIiwiY3Jvc3NPcmlnaW4iOmZhbHNlfQ",
-         *           "authenticatorData": "0MQ9OIUGTZrrRwIUqRSkO67EDh1m29RjdRNrasFdLmMFAAAAAQ",
-         *           "signature": "MEUCIHAdqGml5djuRnlsxadSlJJZcWRhjf5QXWe9UA5wWMzHAiEA4ec-Z5J143S8xShu7cSzEg0iSqlWF_Nr5yRt6DC4_80",
-         *           "userHandle": "cGVyc29uOjE"
-         *         }
-         *       }
-         *     }
-         */
-        "application/json": components["schemas"]["PasskeySignIn"];
-      };
-    };
-    responses: {
-      /** @description Signed in: the response sets the session cookie */
-      204: {
-        headers: {
-          [name: string]: unknown;
-        };
-        content?: never;
-      };
-      400: components["responses"]["Problem400"];
-      403: components["responses"]["Problem403"];
-      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
-      413: components["responses"]["Problem413"];
-      415: components["responses"]["Problem415"];
       429: components["responses"]["Problem429"];
     };
   };
@@ -3724,14 +3493,44 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["Session"];
+          "application/json": components["schemas"]["SignedInSession"];
         };
       };
       401: components["responses"]["Problem401"];
-      403: components["responses"]["Problem403"];
     };
   };
   mintPersonToken: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /** @example {} */
+        "application/json": components["schemas"]["PersonTokenRequest"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PersonToken"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+    };
+  };
+  passkeyRegistrationOptions: {
     parameters: {
       query?: never;
       header?: never;
@@ -3746,11 +3545,225 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          "application/json": components["schemas"]["PersonToken"];
+          "application/json": components["schemas"]["PasskeyCreationOptions"];
         };
       };
       401: components["responses"]["Problem401"];
       403: components["responses"]["Problem403"];
+    };
+  };
+  listPasskeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PasskeyList"];
+        };
+      };
+      401: components["responses"]["Problem401"];
+    };
+  };
+  registerPasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Laptop",
+         *       "response": {
+         *         "id": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "rawId": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "type": "public-key",
+         *         "authenticatorAttachment": "platform",
+         *         "clientExtensionResults": {
+         *           "credProps": {
+         *             "rk": true
+         *           }
+         *         },
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiUEJlWWYzUDlDOHhOblAxSm01ZzNSa1EwZExyNHc1dTdWeDJBeTZCejhDdyIsIm9yaWdpbiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tIiwiY3Jvc3NPcmlnaW4iOmZhbHNlfQ",
+         *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YViU0MQ9OIUGTZrrRwIUqRSkO67EDh1m29RjdRNrasFdLmNFAAAAAAAAAAAAAAAAAAAAAAAAAAAAEFW9jzBF715KmdUN52MPumSlAQIDJiABIVgg1DcAd_o4bh0sCp-jWBUJn3cVrZ2PKairazPUTU09yYoiWCB1ab1N3kq34DgiFP3-Bajzf_Jnf1PL0ipLT4rSCBITAg",
+         *           "transports": [
+         *             "internal",
+         *             "hybrid"
+         *           ]
+         *         }
+         *       }
+         *     }
+         */
+        "application/json": components["schemas"]["PasskeyCreate"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The URL of the new resource */
+          Location?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Passkey"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      409: components["responses"]["Problem409"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+    };
+  };
+  deletePasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The passkey's credential id
+         * @example Vb2PMEXvXkqZ1Q3nYw-6ZA
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+    };
+  };
+  renamePasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The passkey's credential id
+         * @example Vb2PMEXvXkqZ1Q3nYw-6ZA
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Phone"
+         *     }
+         */
+        "application/json": components["schemas"]["PasskeyUpdate"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Passkey"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+    };
+  };
+  passkeySignInOptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PasskeyRequestOptions"];
+        };
+      };
+      429: components["responses"]["Problem429"];
+    };
+  };
+  signInWithPasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "response": {
+         *         "id": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "rawId": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "type": "public-key",
+         *         "authenticatorAttachment": "platform",
+         *         "clientExtensionResults": {},
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiUEJlWWYzUDlDOHhOblAxSm01ZzNSa1EwZExyNHc1dTdWeDJBeTZCejhDdyIsIm9yaWdpbiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tIiwiY3Jvc3NPcmlnaW4iOmZhbHNlfQ",
+         *           "authenticatorData": "0MQ9OIUGTZrrRwIUqRSkO67EDh1m29RjdRNrasFdLmMFAAAAAQ",
+         *           "signature": "MEUCIHAdqGml5djuRnlsxadSlJJZcWRhjf5QXWe9UA5wWMzHAiEA4ec-Z5J143S8xShu7cSzEg0iSqlWF_Nr5yRt6DC4_80",
+         *           "userHandle": "cGVyc29uOjE"
+         *         }
+         *       }
+         *     }
+         */
+        "application/json": components["schemas"]["PasskeySignIn"];
+      };
+    };
+    responses: {
+      /** @description Signed in: the response sets the session cookie */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      403: components["responses"]["Problem403"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
     };
   };
   listPublishableKeys: {

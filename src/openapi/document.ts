@@ -47,7 +47,6 @@ export type OpenApiDocument = {
 /** Tags in the order the reference shows them, with their descriptions. */
 const TAGS: Record<string, string> = {
   authentication: "Access tokens for registered clients (OAuth 2.0 client credentials)",
-  passkeys: "People's passkeys (WebAuthn): registering them, signing in with them, naming and deleting them",
   pinpoints: "Places: coordinates, address, description, tags, media",
   lists: "Named collections of pinpoints",
   categories: "Shared icons every client can read and use on its pinpoints",

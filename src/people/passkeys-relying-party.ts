@@ -8,7 +8,6 @@
 import type { Context } from "hono";
 import { utf8 } from "../core/crypto";
 import type { AppEnv } from "../core/env";
-import { serviceOrigin } from "../http/middleware/same-origin";
 
 export type RelyingParty = {
   /** The origin the browser must report in clientDataJSON (`https://api.example.com`). */
@@ -20,7 +19,7 @@ export type RelyingParty = {
 };
 
 export function relyingParty(c: Context<AppEnv>): RelyingParty {
-  const origin = serviceOrigin(c);
+  const origin = c.var.config.publicOrigin ?? new URL(c.req.url).origin;
   const { hostname } = new URL(origin);
   return { origin, id: hostname, name: hostname };
 }

@@ -11,12 +11,11 @@
  * reason goes to the log.
  */
 import { Hono, type Context } from "hono";
+import { createMiddleware } from "hono/factory";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
 import { ApiError } from "../core/problem";
-import { jsonBody } from "../http/body";
 import { limitTokenAttempt, passkeySignInRatePolicy } from "../http/middleware/rate-limit";
-import { sameOriginOnly } from "../http/middleware/same-origin";
 import { created } from "../http/responses";
 import { operation } from "../http/route-metadata";
 import { validate } from "../http/validation";
@@ -53,6 +52,7 @@ import {
   renamePasskey,
   type Passkey,
 } from "./passkeys-store";
+import { assertSameOrigin } from "./csrf";
 import { requireSession, startSession } from "./sessions";
 
 /**
@@ -73,7 +73,7 @@ const operations = {
       "a discoverable passkey with user verification, for this service's RP ID, excluding the passkeys you " +
       "have. Its challenge is good for one answer, within 5 minutes, from this session.",
     operationId: "passkeyRegistrationOptions",
-    tags: ["passkeys"],
+    tags: ["people"],
     responses: { 200: creationOptionsJson },
     errors: [401, 403],
   }),
@@ -86,7 +86,7 @@ const operations = {
       "origin or RP ID, or without user verification. 409 when the passkey is registered already, or you " +
       "have 20.",
     operationId: "registerPasskey",
-    tags: ["passkeys"],
+    tags: ["people"],
     examples: { "application/json": { name: "Laptop", response: answerExamples.registration } },
     responses: { 201: passkeyJson },
     errors: [401, 403, 409],
@@ -95,7 +95,7 @@ const operations = {
     summary: "List your passkeys",
     description: `${SESSION}. All of them, oldest first.`,
     operationId: "listPasskeys",
-    tags: ["passkeys"],
+    tags: ["people"],
     responses: { 200: passkeyListJson },
     errors: [401],
   }),
@@ -103,7 +103,7 @@ const operations = {
     summary: "Rename a passkey",
     description: `${SESSION_WRITE}.`,
     operationId: "renamePasskey",
-    tags: ["passkeys"],
+    tags: ["people"],
     pathParams: { id: { description: "The passkey's credential id", example: "Vb2PMEXvXkqZ1Q3nYw-6ZA" } },
     examples: { "application/json": { name: "Phone" } },
     responses: { 200: passkeyJson },
@@ -115,7 +115,7 @@ const operations = {
       `${SESSION_WRITE}. It no longer signs you in here (the authenticator keeps it until you delete it ` +
       "there too). Refused (409 `last_credential`) for your only passkey when you have no password.",
     operationId: "deletePasskey",
-    tags: ["passkeys"],
+    tags: ["people"],
     pathParams: { id: { description: "The passkey's credential id", example: "Vb2PMEXvXkqZ1Q3nYw-6ZA" } },
     responses: { 204: { description: "Deleted" } },
     errors: [401, 403, 409],
@@ -126,7 +126,7 @@ const operations = {
       "The options for `navigator.credentials.get()`: no email needed, the browser offers the passkeys it " +
       "has for this service. Its challenge is good for one answer, within 5 minutes.",
     operationId: "passkeySignInOptions",
-    tags: ["passkeys"],
+    tags: ["people"],
     responses: { 200: requestOptionsJson },
     errors: [429],
   }),
@@ -138,7 +138,7 @@ const operations = {
       "itself); GET /v3.0/auth/session then gives its CSRF token. Any failure answers 400 " +
       "`invalid_credentials`, the same whatever failed.",
     operationId: "signInWithPasskey",
-    tags: ["passkeys"],
+    tags: ["people"],
     examples: { "application/json": { response: answerExamples.signIn } },
     responses: { 204: { description: "Signed in: the response sets the session cookie" } },
     errors: [403, 429],
@@ -153,6 +153,12 @@ function signInFailed(c: Context<AppEnv>, reason: string): ApiError {
   );
   return new ApiError("invalid_credentials", "The passkey was not accepted. Sign in again.");
 }
+
+/** Refuses a sign-in another site's page sent (./csrf.ts): it could sign a visitor in as someone else. */
+const fromOwnPages = createMiddleware<AppEnv>(async function fromOwnPages(c, next) {
+  assertSameOrigin(c);
+  await next();
+});
 
 /** Counts a sign-in attempt against its source address, before any work is done for it. */
 const limitSignIn = async (c: Context<AppEnv>, next: () => Promise<void>) => {
@@ -205,8 +211,8 @@ async function signIn(c: Context<AppEnv>, response: AuthenticationResponse): Pro
   await startSession(c, passkey.person_id, "none");
 }
 
+/** Mounted under /v3.0/auth, whose body rules apply (./session-routes.ts). */
 export const passkeyRoutes = new Hono<AppEnv>()
-  .use(jsonBody())
   .post(
     "/registration/options",
     ...operations.registrationOptions(requireSession(), async (c) => {
@@ -260,7 +266,7 @@ export const passkeyRoutes = new Hono<AppEnv>()
     "/sign-in",
     ...operations.signIn(
       passkeySignInRatePolicy(),
-      sameOriginOnly,
+      fromOwnPages,
       limitSignIn,
       validate("json", passkeySignIn),
       async (c) => {

@@ -1,97 +1,126 @@
 /**
- * /v3.0/auth/session and /v3.0/auth/token: what a signed-in page needs of
- * its session. The session's CSRF token, for the writes it makes with the
- * cookie (./sessions.ts), and a person's access token for the account the
- * session acts in, with which the page calls every other /v3.0 operation as
- * a client would (src/auth/person-token.ts).
+ * /v3.0/auth: what a signed-in page needs of its session, and the passkeys
+ * (./passkeys-routes.ts), behind the request body rules (src/http/body.ts).
+ * GET /v3.0/auth/session gives the session's CSRF token, for the writes the
+ * page makes with the cookie (./csrf.ts); POST /v3.0/auth/token mints a
+ * person's access token for an account the session's person is in, with
+ * which the page calls every other /v3.0 operation as a client would
+ * (src/auth/person-token.ts).
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import * as z from "zod";
 import { personStanding } from "../auth/person-status";
 import { mintPersonToken } from "../auth/person-token";
 import { clock } from "../core/clock";
 import type { AppEnv } from "../core/env";
-import { ApiError } from "../core/problem";
+import { ApiError, fieldError } from "../core/problem";
 import { signingKeys } from "../core/signing";
+import * as field from "../fields/schemas";
+import { jsonBody } from "../http/body";
 import { operation } from "../http/route-metadata";
-import { csrfTokenOf, requireSession } from "./sessions";
+import { validate } from "../http/validation";
+import { csrfToken } from "./csrf";
+import { passkeyRoutes } from "./passkeys-routes";
+import { requireSession } from "./sessions";
 
 const sessionJson = z
   .object({
-    person_id: z.int(),
-    account_id: z.int().nullable().meta({ description: "The account the session acts in; null: none yet" }),
-    second_factor: z.enum(["none", "pending", "done"]),
-    created_at: z.iso.datetime(),
+    person: z
+      .object({ id: z.int(), email: z.string(), name: z.string() })
+      .nullable()
+      .meta({ description: "Null while the second factor is pending" }),
     csrf_token: z.string().meta({ description: "Send it as `X-CSRF-Token` with every write made with the cookie" }),
   })
-  .meta({ id: "Session" });
+  .meta({ id: "SignedInSession" });
+
+const tokenBody = z
+  .object({
+    account: field.id
+      .optional()
+      .meta({ description: "The account to act in; absent, the session's, or your only one" }),
+  })
+  .meta({ id: "PersonTokenRequest" });
 
 const personTokenJson = z
   .object({
     access_token: z.string(),
     token_type: z.literal("Bearer"),
-    expires_in: z.int().meta({ description: "Seconds until the token expires; mint another before" }),
+    expires_in: z.int().meta({ description: "Seconds; mint a new one from the session before then" }),
     scope: z.string(),
+    account: z.int().meta({ description: "The account the token acts in" }),
   })
   .meta({ id: "PersonToken" });
-
-const SESSION_ERRORS = [401, 403];
 
 const operations = {
   session: operation({
     summary: "Your signed-in session",
-    description: "With the session cookie. Gives the CSRF token that writes made with the cookie must carry.",
+    description: "With the session cookie: who is signed in, and the CSRF token writes with the cookie carry.",
     operationId: "getSession",
-    tags: ["auth"],
+    tags: ["people"],
     responses: { 200: sessionJson },
-    errors: SESSION_ERRORS,
+    errors: [401],
   }),
   token: operation({
     summary: "Mint an access token from your session",
     description:
-      "With the session cookie and `X-CSRF-Token`: a short-lived access token for the account the session acts " +
-      "in, for `Authorization: Bearer` on every other operation, narrowed by your role there.",
+      "With the session cookie and `X-CSRF-Token`: a short-lived access token for one of your accounts, for " +
+      "`Authorization: Bearer` on every other operation, narrowed by your role there.",
     operationId: "mintPersonToken",
-    tags: ["auth"],
+    tags: ["people"],
+    examples: { "application/json": {} },
     responses: { 200: personTokenJson },
-    errors: SESSION_ERRORS,
+    errors: [401, 403],
   }),
 };
 
-// No body rules here: neither route reads a body, and they would apply to /v3.0/auth/passkeys too.
+/** The account a token is asked for: the one named, the session's, or the person's only one. */
+async function tokenAccount(c: Context<AppEnv>, named: number | undefined): Promise<number> {
+  const chosen = named ?? c.var.session.accountId;
+  if (chosen !== null) return chosen;
+  const { results } = await c.env.DB.prepare("SELECT account_id FROM members WHERE person_id = ?")
+    .bind(c.var.session.personId)
+    .all<{ account_id: number }>();
+  if (results.length === 1) return results[0]!.account_id;
+  throw fieldError("/account", results.length === 0 ? "you are in no account yet" : "name the account to act in");
+}
+
 export const sessionRoutes = new Hono<AppEnv>()
+  .use(jsonBody())
   .get(
     "/session",
     ...operations.session(requireSession({ allowPending: true }), async (c) => {
       const { session } = c.var;
+      const person =
+        session.secondFactor === "pending"
+          ? null
+          : await c.env.DB.prepare("SELECT id, email, name FROM people WHERE id = ?")
+              .bind(session.personId)
+              .first<{ id: number; email: string; name: string }>();
       c.header("Cache-Control", "no-store");
-      return c.json({
-        person_id: session.personId,
-        account_id: session.accountId,
-        second_factor: session.secondFactor,
-        created_at: new Date(session.createdAt).toISOString(),
-        csrf_token: await csrfTokenOf(c.env, session.id),
-      });
+      return c.json({ person, csrf_token: await csrfToken(c.env, session.id) });
     }),
   )
   .post(
     "/token",
-    ...operations.token(requireSession(), async (c) => {
+    ...operations.token(requireSession(), validate("json", tokenBody), async (c) => {
       const { session } = c.var;
-      const standing =
-        session.accountId === null
-          ? null
-          : await personStanding(c.env.DB, session.personId, session.id, session.accountId, clock.now());
-      if (session.accountId === null || standing === null) {
-        throw new ApiError("forbidden", "You are not a member of an account, nor a collaborator on one of its lists.");
-      }
+      const accountId = await tokenAccount(c, c.req.valid("json").account);
+      const standing = await personStanding(c.env.DB, session.personId, session.id, accountId, clock.now());
+      if (!standing) throw new ApiError("forbidden", `You are not in account ${accountId}.`);
       const { token, expiresIn } = await mintPersonToken((await signingKeys(c.env)).current, {
         personId: session.personId,
         sessionId: session.id,
-        accountId: session.accountId,
+        accountId,
         scope: "read write",
       });
       c.header("Cache-Control", "no-store");
-      return c.json({ access_token: token, token_type: "Bearer" as const, expires_in: expiresIn, scope: "read write" });
+      return c.json({
+        access_token: token,
+        token_type: "Bearer" as const,
+        expires_in: expiresIn,
+        scope: "read write",
+        account: accountId,
+      });
     }),
-  );
+  )
+  .route("/passkeys", passkeyRoutes);

@@ -16,7 +16,10 @@
 /** @type {typeof import("@simplewebauthn/browser")} */
 const webauthn = /** @type {any} */ (globalThis).SimpleWebAuthnBrowser;
 
-/** @typedef {{ person_id: number, account_id: number | null, csrf_token: string }} Session */
+/**
+ * What GET /v3.0/auth/session tells of the session (the page reads no more of it).
+ * @typedef {{ person: { id: number, email: string, name: string } | null, csrf_token: string }} Session
+ */
 
 const status = /** @type {HTMLElement} */ (document.getElementById("status"));
 const nameInput = /** @type {HTMLInputElement} */ (document.getElementById("name"));
@@ -69,7 +72,7 @@ async function session() {
 
 async function showSession() {
   const current = await session();
-  if (current) show("signed-in", `Signed in (person ${current.person_id}).`);
+  if (current?.person) show("signed-in", `Signed in as ${current.person.name} (${current.person.email}).`);
   else show("signed-out", "Not signed in.");
 }
 
