@@ -45,6 +45,7 @@ import {
 import {
   deletePasskey,
   insertPasskey,
+  MAX_PASSKEYS,
   passkeyById,
   passkeyOfRow,
   recordSignIn,
@@ -84,7 +85,7 @@ const operations = {
       "and a name for the passkey. Refused (400 `passkey_not_accepted`, the reason in `detail`) when its " +
       "challenge is not one this session was given, or was used or has expired, when it was made for another " +
       "origin or RP ID, or without user verification. 409 when the passkey is registered already, or you " +
-      "have 20.",
+      `have ${MAX_PASSKEYS}.`,
     operationId: "registerPasskey",
     tags: ["people"],
     examples: { "application/json": { name: "Laptop", response: answerExamples.registration } },
