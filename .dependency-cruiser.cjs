@@ -15,7 +15,8 @@
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
  *   changes/    the change log's reads and its feed (GET /v3.0/changes); below the resources, since
  *               webhooks/ delivers the same entries
- *   people/     people signing in: sessions and their cookies, passwords, TOTP, /v3.0/auth and /v3.0/me
+ *   people/     people signing in: sessions and their cookies, passwords, TOTP, passkeys, /v3.0/auth and
+ *               /v3.0/me
  *   resources   pinpoints/, lists/, categories/, events/, keys/, webhooks/: one folder each, never
  *               importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation

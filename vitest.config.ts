@@ -65,7 +65,14 @@ export function testConfig(shards: Record<string, string> = {}) {
         optimizer: {
           ssr: {
             enabled: true,
-            include: ["zod", "drizzle-orm", "drizzle-orm/d1", "drizzle-orm/sqlite-core", "drizzle-zod"],
+            include: [
+              "zod",
+              "drizzle-orm",
+              "drizzle-orm/d1",
+              "drizzle-orm/sqlite-core",
+              "drizzle-zod",
+              "@simplewebauthn/server",
+            ],
           },
         },
       },

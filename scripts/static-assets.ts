@@ -1,17 +1,19 @@
 /**
  * Fills public/, the folder wrangler serves as static assets ([assets] in
- * wrangler.toml), with the browser files of the two pages the Worker answers:
+ * wrangler.toml), with the browser files of the pages the service serves:
  * - /docs: Swagger UI's script and styles, from node_modules/swagger-ui-dist;
  * - /maps/{list_id}: MapLibre GL JS (its ES module, its worker module and
  *   styles) from node_modules/maplibre-gl, and the page's own script and
- *   styles from static/maps/ (committed).
+ *   styles from static/maps/ (committed);
+ * - /auth/passkey.html, a page that signs in and registers passkeys: the page
+ *   from static/auth/ (committed) and SimpleWebAuthn's browser script from
+ *   node_modules/@simplewebauthn/browser.
  * The pages load them from this origin, so they work with no internet access
  * under a strict Content-Security-Policy, and the megabytes of script stay out
  * of the Worker bundle. Runs after every `npm install` (postinstall) and as
  * `npm run assets`; public/ is generated, not committed.
  */
-import { copyFileSync, cpSync, mkdirSync, readFileSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, rmSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -40,21 +42,36 @@ const COPIES: Copy[] = [
     files: ["dist/maplibre-gl.mjs", "dist/maplibre-gl-worker.mjs", "dist/maplibre-gl.css", "LICENSE.txt"],
     to: "maps/maplibre-gl",
   },
+  { what: "the passkey page", from: { folder: "static/auth" }, to: "auth" },
+  {
+    what: "SimpleWebAuthn's browser script",
+    from: { package: "@simplewebauthn/browser" },
+    // One classic script that defines `SimpleWebAuthnBrowser`, rather than the dozen modules of its esm/.
+    files: ["dist/bundle/index.umd.min.js", "LICENSE.md"],
+    to: "auth/simplewebauthn-browser",
+  },
 ];
 
-const require = createRequire(import.meta.url);
+type Manifest = { name?: string; version: string };
 
-/** The package's folder and version; exits with advice when it is not installed. */
+/**
+ * The package's folder and version; exits with advice when it is not installed. Found from its entry point,
+ * since a package's `exports` may not list its package.json (@simplewebauthn/browser's does not).
+ */
 function installed(name: string): { dir: string; version: string } {
-  let manifest: string;
+  let dir: string | null = null;
   try {
-    manifest = require.resolve(`${name}/package.json`);
+    dir = dirname(fileURLToPath(import.meta.resolve(name)));
   } catch {
-    process.stderr.write(`static-assets: ${name} is not installed; run \`npm install\` (with dev dependencies).\n`);
-    process.exit(1);
+    // Not installed: said below.
   }
-  const { version } = JSON.parse(readFileSync(manifest, "utf8")) as { version: string };
-  return { dir: dirname(manifest), version };
+  for (; dir !== null && dir !== dirname(dir); dir = dirname(dir)) {
+    const manifest = join(dir, "package.json");
+    const read = existsSync(manifest) ? (JSON.parse(readFileSync(manifest, "utf8")) as Manifest) : null;
+    if (read?.name === name) return { dir, version: read.version };
+  }
+  process.stderr.write(`static-assets: ${name} is not installed; run \`npm install\` (with dev dependencies).\n`);
+  process.exit(1);
 }
 
 for (const copy of COPIES) {

@@ -8,7 +8,8 @@
  * clock skew and replica lag: a cursor in the window must never miss one),
  * and seals the secrets stored plain or under the previous signing key
  * (src/core/sealed.ts), on every shard (docs/scaling.md), and people's TOTP
- * secrets in the directory (src/people/second-factor.ts); then runs the data
+ * secrets in the directory (src/people/second-factor.ts); deletes the passkey
+ * challenges past their expiry from the directory; then runs the data
  * fills migrations left (src/db/fills.ts) in batches, until FILL_MINUTES into the run. `AccountMove`, the
  * Durable Object that moves an account to another shard, is exported for its binding.
  */
@@ -20,6 +21,7 @@ import { signingKeyProblem } from "./core/signing";
 import { batchOn, runFills } from "./db/fills";
 import { deleteExpiredKeys, sealStoredAnswers } from "./db/idempotency";
 import { shardBindings } from "./db/shards";
+import { deleteExpiredChallenges } from "./people/passkeys-challenges";
 import { sealTotpSecrets } from "./people/second-factor";
 import { sweepMedia } from "./media/sweep";
 import { handleWebhookBatch, resumeWebhooks, type WebhookMessage } from "./webhooks/deliver";
@@ -77,6 +79,8 @@ export default {
       const totp = await sealTotpSecrets(env.DB, sealing);
       console.log(JSON.stringify({ level: "info", message: "totp secrets sealed", kid: sealing.current.kid, ...totp }));
     }
+    const challenges = await deleteExpiredChallenges(env.DB, controller.scheduledTime);
+    console.log(JSON.stringify({ level: "info", message: "passkey challenges expired", deleted: challenges }));
     const deadline = started + FILL_MINUTES * 60_000;
     const shards = shardBindings(env);
     for (const shard of shards) {

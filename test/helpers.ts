@@ -473,12 +473,15 @@ export class Browser {
   }
 }
 
-/** A person with a password, a member of a fresh account with `role`, signed in on a browser of their own. */
-export async function signedIn(role: Role = "editor") {
+/**
+ * A person with a password, a member of a fresh account with `role`, signed in on a browser of their own
+ * (whose `bindings` replace the Worker's, as for fetchWith).
+ */
+export async function signedIn(role: Role = "editor", bindings: Record<string, unknown> = {}) {
   const person = await personWithPassword();
   const accountId = await createAccount();
   await addMember(accountId, person.personId, role);
-  const browser = new Browser();
+  const browser = new Browser(nextAddress(), BASE, bindings);
   const response = await browser.signIn(person.email, person.password);
   if (response.status !== 200) throw new Error(`sign-in failed: ${response.status} ${await response.text()}`);
   return { ...person, accountId, browser };

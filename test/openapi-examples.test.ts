@@ -41,7 +41,8 @@ describe("the document's examples", () => {
   it("are requests the service accepts", async () => {
     let sent = 0;
     for (const [method, path, operation] of fromDocument.operations()) {
-      // A signed-in browser's operations take its session cookie: test/sessions.test.ts sends their examples.
+      // A signed-in browser's operations take its session cookie: test/sessions.test.ts and test/passkeys.test.ts
+      // send their examples.
       if ((operation.tags as string[]).includes("people")) continue;
       const url = await fromDocument.urlOf(path, operation);
       // The token endpoint's client authenticates with HTTP Basic, as Swagger UI's Authorize does.

@@ -172,6 +172,8 @@ describe("GET /v3.0/openapi.json", () => {
       "head /media/{key}",
       "post /v3.0/auth/sign-in",
       "post /v3.0/auth/password-reset/{token}",
+      "post /v3.0/auth/passkeys/sign-in/options",
+      "post /v3.0/auth/passkeys/sign-in",
     ];
     for (const [method, path, operation] of operations(await fetchDocument())) {
       if (publicRoutes.includes(`${method} ${path}`)) {

@@ -40,7 +40,12 @@ const COOKIE = "__Host-poi_session";
 const listPinpoints = (token: string) => call("/v3.0/pinpoints", { headers: { Authorization: `Bearer ${token}` } });
 
 describe("every route that takes the session cookie", () => {
-  const PUBLIC = new Set(["POST /v3.0/auth/sign-in", "POST /v3.0/auth/password-reset/:token{[A-Za-z0-9_-]{43}}"]);
+  const PUBLIC = new Set([
+    "POST /v3.0/auth/sign-in",
+    "POST /v3.0/auth/password-reset/:token{[A-Za-z0-9_-]{43}}",
+    "POST /v3.0/auth/passkeys/sign-in/options",
+    "POST /v3.0/auth/passkeys/sign-in",
+  ]);
   const routes = [
     ...new Set(
       app.routes
@@ -57,7 +62,8 @@ describe("every route that takes the session cookie", () => {
 
   it.each(routes)("%s answers 401 without a session, and with a cookie that names none", async (route) => {
     const [method, pattern] = route.split(" ") as [string, string];
-    const path = pattern.replace(/:sessionId\{.*\}$/, "A".repeat(43));
+    // 43 characters: a session's id, and a passkey's credential id of 32 bytes.
+    const path = pattern.replace(/:\w+\{.*\}$/, "A".repeat(43));
     for (const cookie of [undefined, `${COOKIE}=${"x".repeat(43)}`]) {
       const response = await call(path, {
         method,

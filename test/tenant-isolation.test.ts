@@ -277,8 +277,9 @@ beforeAll(async () => {
 
 /** Every route the app registers, as `METHOD path` (validators register a route again: one entry each). */
 // The operator routes answer the operator secret, no account's credential (test/operator.test.ts).
-// A signed-in person's own routes (their session, password, TOTP, /v3.0/me) act for that person in no
-// account; one person never reaches another's (test/sessions.test.ts, test/sign-in.test.ts).
+// A signed-in person's own routes (their session, password, TOTP, passkeys, /v3.0/me) act for that person
+// in no account; one person never reaches another's (test/sessions.test.ts, test/sign-in.test.ts,
+// test/passkeys.test.ts).
 const PERSON_ROUTE = /^\/v3\.0\/(auth\/|me$)/;
 const ROUTES = [
   ...new Set(

@@ -268,6 +268,114 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v3.0/auth/passkeys/registration/options": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start registering a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). The options for `navigator.credentials.create()` (after `PublicKeyCredential.parseCreationOptionsFromJSON()`, or @simplewebauthn/browser's `startRegistration`): a discoverable passkey with user verification, for this service's RP ID, excluding the passkeys you have. Its challenge is good for one answer, within 5 minutes, from this session.
+     */
+    post: operations["passkeyRegistrationOptions"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List your passkeys
+     * @description With the session cookie. All of them, oldest first.
+     */
+    get: operations["listPasskeys"];
+    put?: never;
+    /**
+     * Register a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). The browser's answer to the registration options (`PublicKeyCredential.toJSON()`) and a name for the passkey. Refused (400 `passkey_not_accepted`, the reason in `detail`) when its challenge is not one this session was given, or was used or has expired, when it was made for another origin or RP ID, or without user verification. 409 when the passkey is registered already, or you have 20.
+     */
+    post: operations["registerPasskey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Delete a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session). It no longer signs you in here (the authenticator keeps it until you delete it there too). Refused (409 `last_credential`) for your only passkey when you have no password.
+     */
+    delete: operations["deletePasskey"];
+    options?: never;
+    head?: never;
+    /**
+     * Rename a passkey
+     * @description With the session cookie and its `X-CSRF-Token` (GET /v3.0/auth/session).
+     */
+    patch: operations["renamePasskey"];
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys/sign-in/options": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Start signing in with a passkey
+     * @description The options for `navigator.credentials.get()`: no email needed, the browser offers the passkeys it has for this service. Its challenge is good for one answer, within 5 minutes. Counted as a sign-in attempt from its address, as the answer is.
+     */
+    post: operations["passkeySignInOptions"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/auth/passkeys/sign-in": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Sign in with a passkey
+     * @description The browser's answer to the sign-in options (`PublicKeyCredential.toJSON()`), from this service's own pages. Starts a session as POST /v3.0/auth/sign-in does: the answer sets its cookie and gives its CSRF token. No TOTP code follows: a passkey with user verification is two factors by itself. Any failure answers 400 `invalid_credentials`, the same whatever failed.
+     */
+    post: operations["signInWithPasskey"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v3.0/me": {
     parameters: {
       query?: never;
@@ -989,7 +1097,7 @@ export interface components {
       /** @description Whether this is the session of the request */
       current: boolean;
       /**
-       * @description `pending` between the password and the TOTP code; `done` once passed; `none`: TOTP is off
+       * @description `pending` between the password and the TOTP code; `done` once passed; `none`: no code was asked (TOTP is off, or a passkey signed in, two factors by itself)
        * @enum {string}
        */
       second_factor: "none" | "pending" | "done";
@@ -1096,6 +1204,128 @@ export interface components {
       code?: string;
       /** @description Your password, instead of `code` */
       password?: string;
+    };
+    PasskeyCreationOptions: {
+      challenge: string;
+      rp: {
+        id: string;
+        name: string;
+      };
+      user: {
+        id: string;
+        name: string;
+        displayName: string;
+      };
+      pubKeyCredParams: {
+        /** @constant */
+        type: "public-key";
+        alg: number;
+      }[];
+      timeout: number;
+      excludeCredentials: ({
+        id: string;
+        /** @constant */
+        type: "public-key";
+      } & {
+        [key: string]: unknown;
+      })[];
+      authenticatorSelection: {
+        /** @constant */
+        residentKey: "required";
+        /** @constant */
+        userVerification: "required";
+      } & {
+        [key: string]: unknown;
+      };
+      /** @constant */
+      attestation: "none";
+    } & {
+      [key: string]: unknown;
+    };
+    PasskeyCreate: {
+      /** @description What you call it (`Laptop`, `Security key`) */
+      name?: string;
+      response: components["schemas"]["PasskeyRegistrationResponse"];
+    };
+    /** @description The browser's answer to the creation options: `PublicKeyCredential.toJSON()` */
+    PasskeyRegistrationResponse: {
+      id: string;
+      rawId: string;
+      /** @constant */
+      type: "public-key";
+      /** @enum {string} */
+      authenticatorAttachment?: "platform" | "cross-platform";
+      /** @default {} */
+      clientExtensionResults: {
+        [key: string]: unknown;
+      };
+      response: {
+        clientDataJSON: string;
+        attestationObject: string;
+        transports?: string[];
+      };
+    };
+    Passkey: {
+      /**
+       * @description The credential id, base64url
+       * @example Vb2PMEXvXkqZ1Q3nYw-6ZA
+       */
+      id: string;
+      name: string;
+      /** @description How the browser reaches its authenticator (`internal`, `hybrid`, `usb`...) */
+      transports: string[];
+      /** Format: date-time */
+      created_at: string;
+      /** @description The last sign-in with it; null: never */
+      last_used_at: string | null;
+    };
+    PasskeyList: {
+      results: components["schemas"]["Passkey"][];
+      /** @description Always null: a person's passkeys fit on one page */
+      next: null;
+      previous: null;
+    };
+    PasskeyUpdate: {
+      name: string;
+    };
+    PasskeyRequestOptions: {
+      challenge: string;
+      rpId: string;
+      timeout: number;
+      /** @constant */
+      userVerification: "required";
+      /** @description Empty: the browser offers the passkeys it has for this service */
+      allowCredentials: ({
+        id: string;
+        /** @constant */
+        type: "public-key";
+      } & {
+        [key: string]: unknown;
+      })[];
+    } & {
+      [key: string]: unknown;
+    };
+    PasskeySignIn: {
+      response: components["schemas"]["PasskeyAuthenticationResponse"];
+    };
+    /** @description The browser's answer to the sign-in options: `PublicKeyCredential.toJSON()` */
+    PasskeyAuthenticationResponse: {
+      id: string;
+      rawId: string;
+      /** @constant */
+      type: "public-key";
+      /** @enum {string} */
+      authenticatorAttachment?: "platform" | "cross-platform";
+      /** @default {} */
+      clientExtensionResults: {
+        [key: string]: unknown;
+      };
+      response: {
+        clientDataJSON: string;
+        authenticatorData: string;
+        signature: string;
+        userHandle?: string;
+      };
     };
     Me: {
       id: number;
@@ -1782,6 +2012,7 @@ export interface components {
         | "urn:poi-api:problem:invalid_credentials"
         | "urn:poi-api:problem:malformed_json"
         | "urn:poi-api:problem:invalid_cursor"
+        | "urn:poi-api:problem:passkey_not_accepted"
         | "urn:poi-api:problem:unauthorized"
         | "urn:poi-api:problem:invalid_token"
         | "urn:poi-api:problem:forbidden"
@@ -1792,6 +2023,7 @@ export interface components {
         | "urn:poi-api:problem:not_found"
         | "urn:poi-api:problem:method_not_allowed"
         | "urn:poi-api:problem:conflict"
+        | "urn:poi-api:problem:last_credential"
         | "urn:poi-api:problem:idempotency_key_in_use"
         | "urn:poi-api:problem:cursor_expired"
         | "urn:poi-api:problem:idempotency_answer_unreadable"
@@ -1825,7 +2057,7 @@ export interface components {
     };
   };
   responses: {
-    /** @description Bad request (`urn:poi-api:problem:bad_request`); The request has invalid fields (`urn:poi-api:problem:validation_failed`); The credentials do not match (`urn:poi-api:problem:invalid_credentials`); The request body is not valid JSON (`urn:poi-api:problem:malformed_json`); The page cursor is invalid (`urn:poi-api:problem:invalid_cursor`) */
+    /** @description Bad request (`urn:poi-api:problem:bad_request`); The request has invalid fields (`urn:poi-api:problem:validation_failed`); The credentials do not match (`urn:poi-api:problem:invalid_credentials`); The request body is not valid JSON (`urn:poi-api:problem:malformed_json`); The page cursor is invalid (`urn:poi-api:problem:invalid_cursor`); The passkey's answer was not accepted (`urn:poi-api:problem:passkey_not_accepted`) */
     Problem400: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -1928,7 +2160,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Conflict (`urn:poi-api:problem:conflict`); A request with this idempotency key is still being processed (`urn:poi-api:problem:idempotency_key_in_use`) */
+    /** @description Conflict (`urn:poi-api:problem:conflict`); The last way to sign in cannot be removed (`urn:poi-api:problem:last_credential`); A request with this idempotency key is still being processed (`urn:poi-api:problem:idempotency_key_in_use`) */
     Problem409: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -2649,6 +2881,253 @@ export interface operations {
         };
         content?: never;
       };
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  passkeyRegistrationOptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PasskeyCreationOptions"];
+        };
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+    };
+  };
+  listPasskeys: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PasskeyList"];
+        };
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+    };
+  };
+  registerPasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Laptop",
+         *       "response": {
+         *         "id": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "rawId": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "type": "public-key",
+         *         "authenticatorAttachment": "platform",
+         *         "clientExtensionResults": {
+         *           "credProps": {
+         *             "rk": true
+         *           }
+         *         },
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uY3JlYXRlIiwiY2hhbGxlbmdlIjoiUEJlWWYzUDlDOHhOblAxSm01ZzNSa1EwZExyNHc1dTdWeDJBeTZCejhDdyIsIm9yaWdpbiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tIiwiY3Jvc3NPcmlnaW4iOmZhbHNlfQ",
+         *           "attestationObject": "o2NmbXRkbm9uZWdhdHRTdG10oGhhdXRoRGF0YViU0MQ9OIUGTZrrRwIUqRSkO67EDh1m29RjdRNrasFdLmNFAAAAAAAAAAAAAAAAAAAAAAAAAAAAEFW9jzBF715KmdUN52MPumSlAQIDJiABIVgg1DcAd_o4bh0sCp-jWBUJn3cVrZ2PKairazPUTU09yYoiWCB1ab1N3kq34DgiFP3-Bajzf_Jnf1PL0ipLT4rSCBITAg",
+         *           "transports": [
+         *             "internal",
+         *             "hybrid"
+         *           ]
+         *         }
+         *       }
+         *     }
+         */
+        "application/json": components["schemas"]["PasskeyCreate"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The URL of the new resource */
+          Location?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Passkey"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      409: components["responses"]["Problem409"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+    };
+  };
+  deletePasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The passkey's credential id
+         * @example Vb2PMEXvXkqZ1Q3nYw-6ZA
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Deleted */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+    };
+  };
+  renamePasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /**
+         * @description The passkey's credential id
+         * @example Vb2PMEXvXkqZ1Q3nYw-6ZA
+         */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Phone"
+         *     }
+         */
+        "application/json": components["schemas"]["PasskeyUpdate"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Passkey"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+    };
+  };
+  passkeySignInOptions: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["PasskeyRequestOptions"];
+        };
+      };
+      429: components["responses"]["Problem429"];
+    };
+  };
+  signInWithPasskey: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "response": {
+         *         "id": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "rawId": "Vb2PMEXvXkqZ1Q3nYw-6ZA",
+         *         "type": "public-key",
+         *         "authenticatorAttachment": "platform",
+         *         "clientExtensionResults": {},
+         *         "response": {
+         *           "clientDataJSON": "eyJ0eXBlIjoid2ViYXV0aG4uZ2V0IiwiY2hhbGxlbmdlIjoiUEJlWWYzUDlDOHhOblAxSm01ZzNSa1EwZExyNHc1dTdWeDJBeTZCejhDdyIsIm9yaWdpbiI6Imh0dHBzOi8vYXBpLmV4YW1wbGUuY29tIiwiY3Jvc3NPcmlnaW4iOmZhbHNlfQ",
+         *           "authenticatorData": "0MQ9OIUGTZrrRwIUqRSkO67EDh1m29RjdRNrasFdLmMFAAAAAQ",
+         *           "signature": "MEUCIHAdqGml5djuRnlsxadSlJJZcWRhjf5QXWe9UA5wWMzHAiEA4ec-Z5J143S8xShu7cSzEg0iSqlWF_Nr5yRt6DC4_80",
+         *           "userHandle": "cGVyc29uOjE"
+         *         }
+         *       }
+         *     }
+         */
+        "application/json": components["schemas"]["PasskeySignIn"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          /** @description The session cookie (`HttpOnly`) */
+          "Set-Cookie"?: string;
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["SignedInSession"];
+        };
+      };
+      /** @description `invalid_credentials`: the passkey was not accepted; or `validation_failed` */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      403: components["responses"]["Problem403"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];

@@ -96,7 +96,9 @@ export const sessionItemJson = z
       .meta({ description: "The session's id (not its cookie): what DELETE /v3.0/auth/sessions/{id} takes" }),
     current: z.boolean().meta({ description: "Whether this is the session of the request" }),
     second_factor: z.enum(["none", "pending", "done"]).meta({
-      description: "`pending` between the password and the TOTP code; `done` once passed; `none`: TOTP is off",
+      description:
+        "`pending` between the password and the TOTP code; `done` once passed; `none`: no code was asked (TOTP " +
+        "is off, or a passkey signed in, two factors by itself)",
     }),
     account: z.int().nullable().meta({ description: "The account it acts in; null until one is chosen" }),
     user_agent: z.string().nullable(),
