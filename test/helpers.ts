@@ -3,10 +3,11 @@
  * registration tool does), tokens obtained from the real token endpoint, and
  * a fetch that goes through the Worker's own default export.
  */
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, createMessageBatch, getQueueResult, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { expect, inject } from "vitest";
 import { app } from "../src/app";
+import worker from "../src/index";
 import { mintPersonToken } from "../src/auth/person-token";
 import type { ListRole, Role } from "../src/core/env";
 import { signingKeys } from "../src/core/signing";
@@ -383,6 +384,42 @@ export const receiverUrl = (name: string) => `http://127.0.0.1:${inject("receive
 /** The requests the test receiver got under `name`, in arrival order. */
 export async function received(name: string): Promise<Received[]> {
   return (await fetch(`http://127.0.0.1:${inject("receiverPort")}/received/${name}`)).json();
+}
+
+/** One delivery pass for a webhook, as a queue message runs it (with `bindings` in place of env's); returns the message's outcome. */
+export async function deliverWebhook(
+  webhook: number,
+  account: number,
+  { queue = "poi-webhooks", attempts = 1, bindings = {} as Partial<Cloudflare.Env> } = {},
+) {
+  const batch = createMessageBatch(queue, [
+    { id: crypto.randomUUID(), timestamp: new Date(), attempts, body: { webhook, account } },
+  ]);
+  const ctx = createExecutionContext();
+  await worker.queue(batch, { ...env, ...bindings }, ctx);
+  return getQueueResult(batch, ctx);
+}
+
+/**
+ * Delivers until the webhook has passed every outbox row and no pass holds it: what the queue does in
+ * its own time. One pass is not enough: the queue's own pass (a write's message) may hold the lease when
+ * the test's pass comes, which then sends nothing.
+ */
+export async function settleWebhook(webhook: number, account: number): Promise<void> {
+  const db = await contentDb(account);
+  for (let round = 0; round < 100; round++) {
+    await deliverWebhook(webhook, account);
+    const state = await db
+      .prepare(
+        `SELECT (SELECT count(*) FROM webhook_outbox WHERE account_id = ?1 AND id > (SELECT position FROM webhooks WHERE id = ?2)) AS pending,
+          (SELECT lease_until FROM webhooks WHERE id = ?2) AS lease`,
+      )
+      .bind(account, webhook)
+      .first<{ pending: number; lease: number | null }>();
+    if (state!.pending === 0 && state!.lease === null) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`webhook ${webhook} did not settle`);
 }
 
 /** The password test people sign in with unless a test gives another. */

@@ -18,7 +18,6 @@
  *   and keys. Ids are allocated per database, not per account (the same section says what that shows).
  * Categories are shared: A's new categories appear in B's category answers, which the test expects.
  */
-import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
@@ -26,7 +25,6 @@ import { FRESH_MS } from "../src/auth/publishable-keys";
 import { shardNames } from "../src/db/shard-plan";
 import { ISSUED_BOOKMARK_PATTERN } from "../src/http/bookmark-header";
 import { decodeCursor } from "../src/http/cursor";
-import worker from "../src/index";
 import { MAX_TILE_ROWS } from "../src/tiles/source";
 import {
   basic,
@@ -38,6 +36,7 @@ import {
   json,
   nextAddress,
   received,
+  settleWebhook,
   receiverUrl,
 } from "./helpers";
 import { mediaFile } from "./media-fixtures";
@@ -101,34 +100,6 @@ async function importPlaces(who: Caller, features: { name: string; lon: number; 
   return ids;
 }
 
-/** One delivery pass for a webhook, as a queue message runs it. */
-async function deliver(webhook: number, account: number) {
-  const batch = createMessageBatch("poi-webhooks", [
-    { id: crypto.randomUUID(), timestamp: new Date(), attempts: 1, body: { webhook, account } },
-  ]);
-  const ctx = createExecutionContext();
-  await worker.queue(batch, env, ctx);
-  return getQueueResult(batch, ctx);
-}
-
-/** Delivers until the webhook has passed every outbox row and no pass holds it: what the queue does in its own time. */
-async function settle(webhook: number, account: number) {
-  const db = await contentDb(account);
-  for (let round = 0; round < 100; round++) {
-    await deliver(webhook, account);
-    const state = await db
-      .prepare(
-        `SELECT (SELECT count(*) FROM webhook_outbox WHERE account_id = ?1 AND id > (SELECT position FROM webhooks WHERE id = ?2)) AS pending,
-          (SELECT lease_until FROM webhooks WHERE id = ?2) AS lease`,
-      )
-      .bind(account, webhook)
-      .first<{ pending: number; lease: number | null }>();
-    if (state!.pending === 0 && state!.lease === null) return;
-    await sleep(100);
-  }
-  throw new Error(`webhook ${webhook} did not settle`);
-}
-
 /** Words B's own places, lists and events use, which A uses too. */
 const WORDS = ["Okapi Museum", "Zebra café", "herd", "okapiqueen"];
 
@@ -183,7 +154,7 @@ async function aWrites(): Promise<void> {
     ids.slice(60, 80).map(async (id) => expect((await a.send("DELETE", `/v3.0/pinpoints/${id}`)).status).toBe(204)),
   );
   await created(await a.send("POST", "/v3.0/keys", { name: `map ${batch}`, lists: [list.id] }));
-  await settle(aWebhook, a.accountId);
+  await settleWebhook(aWebhook, a.accountId);
 }
 
 /** A's categories, named as B's. */
@@ -260,8 +231,8 @@ beforeAll(async () => {
   const aPlace = await created(await a.send("POST", "/v3.0/pinpoints", { name: "Okapi Museum", ...PARIS }));
   const changes = await json<{ cursor: string }>(await b.get("/v3.0/changes"));
   expect((await b.send("PUT", `/v3.0/pinpoints/${cafe.id}`, { name: "Zebra café (closed)" })).status).toBe(200);
-  await settle(webhook.id, b.accountId);
-  await settle(aWebhook, a.accountId);
+  await settleWebhook(webhook.id, b.accountId);
+  await settleWebhook(aWebhook, a.accountId);
   f = {
     aPlace: aPlace.id,
     category: category.id,
@@ -743,7 +714,7 @@ describe("another account's data and activity change none of B's answers", () =>
     { timeout: 600_000 },
     async () => {
       const categories = await aCategories();
-      await settle(aWebhook, a.accountId);
+      await settleWebhook(aWebhook, a.accountId);
       await sleep(FRESH_MS + 100);
       const after = await readAll(false);
       for (let i = 0; i < before.length; i++) {
@@ -791,7 +762,7 @@ describe("another account's data and activity change none of B's answers", () =>
     const firstId = await mine("before A");
     await aWrites();
     const secondId = await mine("after A");
-    await settle(f.webhook.id, b.accountId);
+    await settleWebhook(f.webhook.id, b.accountId);
     type Payload = { type: string; data: { id: number; position: number } };
     const deliveries = await received(f.webhook.name);
     const payloads = deliveries.map((d) => JSON.parse(d.body) as Payload);

@@ -8,7 +8,7 @@
  * one write twice. The outbox (src/webhooks/outbox.ts) is checked by counting
  * its rows in D1.
  */
-import { createExecutionContext, createMessageBatch, createScheduledController, getQueueResult } from "cloudflare:test";
+import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Webhook } from "standardwebhooks";
 import { afterEach, beforeAll, describe, expect, inject, it } from "vitest";
@@ -25,10 +25,12 @@ import {
   createList,
   createPinpoint,
   databaseHolding,
+  deliverWebhook,
   fetchWith,
   json,
   received,
   receiverUrl,
+  settleWebhook,
   type Caller,
 } from "./helpers";
 
@@ -91,23 +93,24 @@ async function createWebhook(who: Caller, fields: Record<string, unknown> = {}) 
   return { ...hook, name };
 }
 
+/** The account a webhook belongs to. */
+async function accountOf(id: number): Promise<number> {
+  const db = await databaseHolding("webhooks", id);
+  const row = await db.prepare("SELECT account_id FROM webhooks WHERE id = ?").bind(id).first<{ account_id: number }>();
+  return row!.account_id;
+}
+
 /**
  * One delivery pass for the webhook, as a queue message would run it (with `bindings` replaced, as a
  * Worker configured so would run it); returns the message's outcome.
  */
 async function deliver(id: number, queue = QUEUE, attempts = 1, bindings: Partial<Cloudflare.Env> = {}) {
-  const row = await (
-    await databaseHolding("webhooks", id)
-  )
-    .prepare("SELECT account_id FROM webhooks WHERE id = ?")
-    .bind(id)
-    .first<{ account_id: number }>();
-  const batch = createMessageBatch(queue, [
-    { id: crypto.randomUUID(), timestamp: new Date(), attempts, body: { webhook: id, account: row!.account_id } },
-  ]);
-  const ctx = createExecutionContext();
-  await worker.queue(batch, { ...env, ...bindings }, ctx);
-  return getQueueResult(batch, ctx);
+  return deliverWebhook(id, await accountOf(id), { queue, attempts, bindings });
+}
+
+/** Delivers every write committed so far, whichever pass (the test's or the queue's) sends it. */
+async function settle(id: number): Promise<void> {
+  await settleWebhook(id, await accountOf(id));
 }
 
 /**
@@ -417,7 +420,7 @@ describe("delivery", () => {
   it("delivers every acknowledged write, signed, in commit order per object, with its state", async () => {
     const hook = await createWebhook(a);
     const created = await Promise.all(Array.from({ length: 30 }, (_, i) => createPinpoint(a, { name: `P${i}` })));
-    await deliver(hook.id);
+    await settle(hook.id);
     // Writes in rounds, delivered between rounds, so objects arrive in several versions.
     for (let round = 0; round < 3; round++) {
       const responses = await Promise.all(
@@ -428,11 +431,11 @@ describe("delivery", () => {
           ),
       );
       expect(responses.every((r) => r.status === 200)).toBe(true);
-      await deliver(hook.id);
+      await settle(hook.id);
     }
     const deleted = created.slice(20, 25);
     await Promise.all(deleted.map((p) => a.send("DELETE", `/v3.0/pinpoints/${p.id}`)));
-    await deliver(hook.id);
+    await settle(hook.id);
 
     const payloads = await verified(hook.name, hook.secret);
     const byObject = new Map<number, Payload[]>();
@@ -469,11 +472,11 @@ describe("delivery", () => {
     const hook = await createWebhook(a, { events: ["list.membership_changed", "list.created"] });
     const list = await createList(a);
     const pinpoint = await createPinpoint(a);
-    await deliver(hook.id);
+    await settle(hook.id);
     // Right after the list's own fields changed, a membership change is told apart from an update.
     const added = await a.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: pinpoint.id }]);
     expect(added.status, await added.clone().text()).toBeLessThan(300);
-    await deliver(hook.id);
+    await settle(hook.id);
     const types = (await verified(hook.name, hook.secret)).map((p) => `${p.type}:${p.data.id}`);
     expect(types).toEqual([`list.created:${list.id}`, `list.membership_changed:${list.id}`]);
   });
@@ -485,7 +488,7 @@ describe("delivery", () => {
       Promise.all(Array.from({ length: 5 }, () => createPinpoint(b))),
     ]);
     const theirList = await createList(b);
-    await deliver(hook.id);
+    await settle(hook.id);
     const ids = (await verified(hook.name, hook.secret)).map((p) => p.data.id);
     expect(ids.sort((x, y) => x - y)).toEqual(mine.map((p) => p.id).sort((x, y) => x - y));
     for (const other of [...theirs.map((p) => p.id), theirList.id]) expect(ids).not.toContain(other);
@@ -725,13 +728,13 @@ describe("every acknowledged write, through the outbox", () => {
       record("pinpoint", p.id, "pinpoint.deleted", 5, null);
     }
 
-    await deliver(hook.id);
+    await settle(hook.id);
     const { payloads, repeats } = await until(
       () => deliveredOnce(hook.name, hook.secret),
       ({ payloads }) => payloads.length >= acknowledged.length,
     );
     // Whatever the queue still had in flight has nothing left to send.
-    await deliver(hook.id);
+    await settle(hook.id);
     expect((await deliveredOnce(hook.name, hook.secret)).payloads).toHaveLength(acknowledged.length);
     expect(repeats).toBe(0);
 
