@@ -1,7 +1,7 @@
 /**
  * The sub-app every API resource mounts, with what each of its paths needs: a
- * valid access token with the method's scope (or a publishable key, where the
- * operation takes one), an `X-D1-Bookmark` this service issued if one is sent, the caller's rate limit, the public cache for keys, the
+ * valid access token whose holder's role allows the operation (src/auth/operation-access.ts)
+ * and with the method's scope (or a publishable key, where the operation takes one), an `X-D1-Bookmark` this service issued if one is sent, the caller's rate limit, the public cache for keys, the
  * request body rules, then idempotency keys on POST (keyed by the caller's
  * account, fingerprinted over the body the body rules read).
  * Middleware that applies per client (after the token check) is added here.

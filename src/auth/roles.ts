@@ -68,7 +68,8 @@ export const PERMISSIONS = {
   listCategories: READ_SHARED,
   getCategory: READ_SHARED,
   createCategory: CREATE,
-  updateCategory: CHANGE,
+  // Categories are in no list: a list editor has none to change, a contributor those they created.
+  updateCategory: row("all", "all", "all", "own", "none", "none", "none"),
   deleteCategory: DELETE,
   listChanges: READ_ACCOUNT_WIDE,
   getTileMvt: READ_ACCOUNT_WIDE,

@@ -16,6 +16,8 @@ export const problemCodes = {
   invalid_token: { status: 401, title: "The access token is invalid" },
   forbidden: { status: 403, title: "Access to this resource is forbidden" },
   insufficient_scope: { status: 403, title: "The access token lacks the required scope" },
+  role_forbidden: { status: 403, title: "Your role does not allow this" },
+  person_required: { status: 403, title: "Only a person may do this" },
   not_found: { status: 404, title: "Not found" },
   method_not_allowed: { status: 405, title: "Method not allowed" },
   conflict: { status: 409, title: "Conflict" },

@@ -93,7 +93,7 @@ async function pinpointPage(
   const rows =
     list === undefined
       ? await pinpointRows.page(c.env.DB, accountId, bound, take)
-      : await pageListPinpoints(c.env.DB, accountId, list, bound, take);
+      : await pageListPinpoints(c.env.DB, accountId, list, c.var.reach, bound, take);
   return pinpointFeatureRows(c, rows);
 }
 
@@ -111,7 +111,7 @@ const pinpointsCollection: Collection = {
   description: "Your places, in creation order.",
   page: (c, selection, bound, take) => pinpointPage(c, selection, undefined, bound, take),
   async feature(c, id) {
-    const row = await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id));
+    const row = await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id, c.var.reach));
     return pinpointFeatureRows(c, [row])[0]!.feature;
   },
 };
@@ -132,7 +132,9 @@ const eventsCollection: Collection = {
     return eventFeatureRows(c, await searchEvents(c.env.DB, accountId, search, bound, take), eventSortKeyOf(search));
   },
   async feature(c, id) {
-    const [row] = await eventFeatureRows(c, [await ownFeature(eventRows.get(c.env.DB, c.var.principal.accountId, id))]);
+    const [row] = await eventFeatureRows(c, [
+      await ownFeature(eventRows.get(c.env.DB, c.var.principal.accountId, id, c.var.reach)),
+    ]);
     return row!.feature;
   },
 };
