@@ -173,7 +173,8 @@ export async function collectionsOf(c: Context<AppEnv>): Promise<Collection[]> {
 
 /** The caller's collection with this id, or a 404 (another account's list included). */
 export async function collectionOf(c: Context<AppEnv>, id: string): Promise<Collection> {
-  if (c.var.principal.kind === "client") {
+  // An access token's (a client's or a person's); a publishable key reads its lists only.
+  if (c.var.principal.kind !== "key") {
     if (id === pinpointsCollection.id) return pinpointsCollection;
     if (id === eventsCollection.id) return eventsCollection;
   }

@@ -66,7 +66,8 @@ export const d1Session = createMiddleware<AppEnv>(async function d1Session(c, ne
   });
   // Set once the credentials were checked; absent on the public routes and when they failed.
   const principal = c.get("principal") as Principal | undefined;
-  if (!latest || principal?.kind !== "client") return;
+  // An access token's answer (a client's or a person's); a publishable key's may be cached publicly.
+  if (!latest || principal === undefined || principal.kind === "key") return;
   const sealed = await sealBookmark(env, latest);
   if (sealed) c.res.headers.set(BOOKMARK_HEADER, sealed);
 });

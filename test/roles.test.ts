@@ -1,0 +1,474 @@
+/**
+ * Who may do what, checked against the table in docs/people-and-roles.md, which this test reads (so the
+ * docs cannot drift from the service): every operation of the table that the app has is called for real by
+ * every column of it (an owner, an admin, an editor, a contributor and a viewer of the account; an editor and
+ * a viewer of one of its lists), by a client of the account with `read write`, by a member removed from the
+ * account and by a member of another account, and each answer is compared with the cell:
+ *
+ *   none   403 `role_forbidden`, naming the role (a client on an operation only people may call: 403
+ *          `person_required`);
+ *   all    a 2xx, on a row of the account anyone else made;
+ *   own    a 2xx on a row the person created, 403 `role_forbidden` on another's, which stays unchanged;
+ *   list   a 2xx on a row in (or of) the person's list, 404 on one outside it (400 at `/pinpoint` for an
+ *          event placed at a pinpoint they cannot see), which stays unchanged; a collection reads exactly
+ *          what the lists hold, compared with the database across every page, both ways;
+ *   scope  (a client) a 2xx.
+ *
+ * A removed member's token is refused (401) everywhere; a member of another account reaches none of this
+ * account's rows (403 or 404) but shared categories. Rows of the table whose operation the app does not have
+ * yet are listed as skipped; the app's every operation that takes a token must have a row.
+ */
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import peopleAndRoles from "../docs/people-and-roles.md?raw";
+import { app } from "../src/app";
+import { COLUMNS, PEOPLE_ONLY, PERMISSIONS, type Column } from "../src/auth/roles";
+import { shardNames } from "../src/db/shard-plan";
+import { bindingNamed } from "../src/db/shards";
+import { marksOf } from "../src/http/route-metadata";
+import {
+  call,
+  caller,
+  contentDb,
+  createAccount,
+  expectProblem,
+  json,
+  personCaller,
+  type Caller,
+  type PersonCaller,
+} from "./helpers";
+
+type Json = Record<string, any>;
+
+/** The table under "Who may do what": operation → column → cell. */
+function documentedTable(markdown: string): { columns: string[]; rows: Map<string, Record<string, string>> } {
+  const section = markdown.split(/^## /m).find((part) => part.startsWith("Who may do what"));
+  if (!section) throw new Error('docs/people-and-roles.md has no "Who may do what" section');
+  const lines = section.split("\n").filter((line) => line.startsWith("|"));
+  const cellsOf = (line: string) =>
+    line
+      .split("|")
+      .slice(1, -1)
+      .map((cell) => cell.trim());
+  const columns = cellsOf(lines[0]!).slice(1);
+  const rows = new Map<string, Record<string, string>>();
+  for (const line of lines.slice(2)) {
+    const [first, ...cells] = cellsOf(line);
+    const operation = first!.match(/^`(\w+)`$/)?.[1];
+    if (!operation) throw new Error(`a row of the table names no operation: ${line}`);
+    rows.set(operation, Object.fromEntries(columns.map((column, i) => [column, cells[i]!])));
+  }
+  return { columns, rows };
+}
+
+const TABLE = documentedTable(peopleAndRoles);
+
+/** The operations the app has, read off its routes (as the OpenAPI document is). */
+const APP_OPERATIONS = new Set(
+  app.routes.flatMap(({ handler }) => {
+    const id = marksOf(handler).operation?.operationId;
+    return id === undefined ? [] : [id];
+  }),
+);
+
+const ICON = {
+  type: "image/png",
+  content: "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+};
+const DATES = [{ start: "2030-05-01T10:00:00.000Z", end: "2030-05-01T12:00:00.000Z" }];
+
+/** What an operation's path ids name: a row the test makes for each call. */
+type Kind = "pinpoint" | "list" | "event" | "category" | "key" | "webhook";
+/** A row of the account: its id, and for a list a pinpoint in it (for events, their pinpoint). */
+type Target = { id: number; pinpoint?: number };
+
+/**
+ * How to call each operation: the kind of row its path (or, for `createEvent`, its body) names, the path
+ * parameters that are not that row's id, and a valid body.
+ */
+type Call = {
+  target?: Kind;
+  params?: (target: Target | undefined) => Record<string, string | number>;
+  body?: (target: Target | undefined) => unknown;
+};
+const ogc = (collectionId = "pinpoints"): Call => ({ params: () => ({ collectionId }) });
+const tile: Call = { params: () => ({ z: 0, x: 0, y: 0 }) };
+
+const CALLS: Record<string, Call> = {
+  listPinpoints: {},
+  getPinpoint: { target: "pinpoint" },
+  createPinpoint: { body: () => ({ name: "New place", latitude: 48.8, longitude: 2.3 }) },
+  updatePinpoint: { target: "pinpoint", body: () => ({ name: "Renamed place" }) },
+  deletePinpoint: { target: "pinpoint" },
+  listLists: {},
+  getList: { target: "list" },
+  createList: { body: () => ({ name: "New list" }) },
+  updateList: { target: "list", body: () => ({ description: "<p>Changed</p>" }) },
+  deleteList: { target: "list" },
+  addListPinpoints: { target: "list", body: (t) => [{ id: t!.pinpoint }] },
+  removeListPinpoints: { target: "list", body: (t) => [{ id: t!.pinpoint }] },
+  listEvents: {},
+  getEvent: { target: "event" },
+  createEvent: { target: "pinpoint", body: (t) => ({ name: "New event", pinpoint: t!.id, dates: DATES }) },
+  updateEvent: { target: "event", body: () => ({ name: "Renamed event" }) },
+  deleteEvent: { target: "event" },
+  listCategories: {},
+  getCategory: { target: "category" },
+  createCategory: { body: () => ({ name: "New category", image_file: ICON }) },
+  updateCategory: { target: "category", body: () => ({ name: "Renamed category" }) },
+  deleteCategory: { target: "category" },
+  listChanges: {},
+  getTileMvt: tile,
+  getTileGeojson: tile,
+  getTileJson: {},
+  getOgcLandingPage: {},
+  getOgcConformance: {},
+  getOgcApiDefinition: {},
+  getOgcCollections: {},
+  getOgcCollection: ogc(),
+  getOgcCollectionSchema: ogc(),
+  getOgcQueryables: ogc(),
+  getOgcItems: ogc(),
+  getOgcItem: { target: "pinpoint", params: (t) => ({ collectionId: "pinpoints", featureId: t!.id }) },
+  listPublishableKeys: {},
+  getPublishableKey: { target: "key" },
+  createPublishableKey: { body: () => ({ name: "Site" }) },
+  revokePublishableKey: { target: "key" },
+  listWebhooks: {},
+  getWebhook: { target: "webhook" },
+  // Disabled, so that no delivery is attempted to a host the tests do not run.
+  createWebhook: { body: () => ({ url: "https://hooks.example.com/poi", events: ["*"], enabled: false }) },
+  updateWebhook: { target: "webhook", body: () => ({ description: "Changed" }) },
+  deleteWebhook: { target: "webhook" },
+  rotateWebhookSecret: { target: "webhook" },
+  listWebhookDeliveries: { target: "webhook" },
+};
+
+/** Collections whose `list` cell filters them; each compared with what the database holds. */
+const COLLECTIONS: Record<string, { path: string; table: "pinpoints" | "lists" | "events" }> = {
+  listPinpoints: { path: "/v3.0/pinpoints", table: "pinpoints" },
+  listLists: { path: "/v3.0/lists", table: "lists" },
+  listEvents: { path: "/v3.0/events", table: "events" },
+};
+
+type Who = Pick<Caller, "get" | "send">;
+/** Where a fresh row is placed: made by someone else, created by the contributor, in one of the shared lists. */
+type Placement = "account" | "own" | "list editor" | "list viewer";
+
+let accountId: number;
+let db: D1Database;
+let client: Caller;
+let people: Record<Column, PersonCaller>;
+let removed: PersonCaller;
+let elsewhere: PersonCaller;
+/** The list the list editor edits and the list the list viewer reads. */
+let shared: Record<"list editor" | "list viewer", number>;
+/** Each operation's method and path template, from the OpenAPI document. */
+let paths: Map<string, { method: string; path: string }>;
+let document: Json;
+
+beforeAll(async () => {
+  document = await (await call("/v3.0/openapi.json")).json<Json>();
+  paths = new Map(
+    Object.entries(document.paths as Record<string, Record<string, Json>>).flatMap(([path, methods]) =>
+      Object.entries(methods).map(([method, operation]) => [
+        operation.operationId as string,
+        { method: method.toUpperCase(), path },
+      ]),
+    ),
+  );
+  accountId = await createAccount();
+  db = await contentDb(accountId);
+  client = await caller("read write", accountId);
+  shared = { "list editor": await insertList("Edited together"), "list viewer": await insertList("Read together") };
+  people = {} as Record<Column, PersonCaller>;
+  for (const column of COLUMNS) {
+    people[column] =
+      column === "list editor" || column === "list viewer"
+        ? await personCaller(null, {
+            accountId,
+            lists: [[shared[column], column === "list editor" ? "editor" : "viewer"]],
+          })
+        : await personCaller(column, { accountId });
+  }
+  removed = await personCaller("editor", { accountId });
+  await env.DB.prepare("DELETE FROM members WHERE account_id = ? AND person_id = ?")
+    .bind(accountId, removed.personId)
+    .run();
+  elsewhere = await personCaller("owner");
+  // Rows in both lists and outside them, so that a collection's filter has something to leave out.
+  for (const placement of ["account", "list editor", "list viewer", "account"] as const) {
+    await makeEvent(placement);
+  }
+});
+
+const actor = (person: PersonCaller) => `person:${person.personId}`;
+
+async function insertList(name: string, createdBy: string | null = null): Promise<number> {
+  const row = await db
+    .prepare("INSERT INTO lists (account_id, name, created_by) VALUES (?, ?, ?) RETURNING id")
+    .bind(accountId, name, createdBy)
+    .first<{ id: number }>();
+  return row!.id;
+}
+
+async function insertPinpoint(createdBy: string | null, list?: number): Promise<number> {
+  const row = await db
+    .prepare(
+      "INSERT INTO pinpoints (account_id, name, latitude, longitude, created_by) VALUES (?, 'Place', 48.85, 2.35, ?) RETURNING id",
+    )
+    .bind(accountId, createdBy)
+    .first<{ id: number }>();
+  if (list !== undefined) {
+    await db.prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) VALUES (?, ?)").bind(list, row!.id).run();
+  }
+  return row!.id;
+}
+
+const createdBy = (placement: Placement) => (placement === "own" ? actor(people.contributor) : null);
+const listOf = (placement: Placement) =>
+  placement === "list editor" || placement === "list viewer" ? shared[placement] : undefined;
+
+const makePinpoint = async (placement: Placement): Promise<Target> => ({
+  id: await insertPinpoint(createdBy(placement), listOf(placement)),
+});
+
+async function makeEvent(placement: Placement): Promise<Target> {
+  // An own event may be at anyone's pinpoint: what is the contributor's is the event.
+  const pinpoint = (await makePinpoint(placement === "own" ? "account" : placement)).id;
+  const row = await db
+    .prepare(
+      "INSERT INTO events (account_id, pinpoint_id, name, dates, created_by) VALUES (?, ?, 'Event', ?, ?) RETURNING id",
+    )
+    .bind(
+      accountId,
+      pinpoint,
+      JSON.stringify([{ start: Date.parse(DATES[0]!.start), end: Date.parse(DATES[0]!.end) }]),
+      createdBy(placement),
+    )
+    .first<{ id: number }>();
+  return { id: row!.id, pinpoint };
+}
+
+/** A list with a pinpoint in it: a shared list itself (with a new pinpoint), or a new list. */
+async function makeList(placement: Placement): Promise<Target> {
+  const id = listOf(placement) ?? (await insertList("Target", createdBy(placement)));
+  return { id, pinpoint: await insertPinpoint(null, id) };
+}
+
+async function created(response: Response): Promise<number> {
+  expect(response.status, await response.clone().text()).toBe(201);
+  return (await json<{ id: number }>(response)).id;
+}
+
+/** A fresh row of `kind` placed as asked (keys and webhooks are the account's only). */
+async function makeTarget(kind: Kind, placement: Placement): Promise<Target> {
+  switch (kind) {
+    case "pinpoint":
+      return makePinpoint(placement);
+    case "event":
+      return makeEvent(placement);
+    case "list":
+      return makeList(placement);
+    case "category": {
+      const id = await created(await client.send("POST", "/v3.0/categories", { name: "Target", image_file: ICON }));
+      // Every database holds every category (docs/scaling.md): each copy names its creator.
+      for (const name of shardNames(env.SHARDS)) {
+        await bindingNamed(env, name)
+          .prepare("UPDATE categories SET created_by = ? WHERE id = ?")
+          .bind(createdBy(placement), id)
+          .run();
+      }
+      return { id };
+    }
+    case "key":
+      return { id: await created(await client.send("POST", "/v3.0/keys", { name: "Target" })) };
+    case "webhook":
+      return {
+        id: await created(
+          await client.send("POST", "/v3.0/webhooks", {
+            url: "https://hooks.example.com/t",
+            events: ["*"],
+            enabled: false,
+          }),
+        ),
+      };
+  }
+}
+
+/** The row's version, or null once it is gone: what a refused write must leave as it was. */
+async function versionOf(kind: Kind, target: Target): Promise<number | null> {
+  const table = { pinpoint: "pinpoints", list: "lists", event: "events", category: "categories" }[kind as string];
+  if (!table) return null;
+  const row = await db
+    .prepare(`SELECT version FROM ${table} WHERE id = ?`)
+    .bind(target.id)
+    .first<{ version: number }>();
+  return row?.version ?? null;
+}
+
+/** Calls `operation` as `who` on `target`. */
+async function callAs(who: Who, operation: string, target?: Target): Promise<Response> {
+  const { method, path } = paths.get(operation)!;
+  const spec = CALLS[operation]!;
+  const params: Record<string, string | number> = { ...(target ? { id: target.id } : {}), ...spec.params?.(target) };
+  const url = path.replaceAll(/\{(\w+)\}/g, (_, name: string) => String(params[name]));
+  const body = spec.body?.(target);
+  return method === "GET" ? who.get(url) : who.send(method, url, body);
+}
+
+/** A 2xx whose batch result, if it is one, reports no failed item. */
+async function expectSuccess(response: Response, label: string): Promise<void> {
+  const text = await response.text();
+  expect(response.status, `${label}: ${text.slice(0, 300)}`).toBeGreaterThanOrEqual(200);
+  expect(response.status, `${label}: ${text.slice(0, 300)}`).toBeLessThan(300);
+  const body = text && response.headers.get("Content-Type")?.includes("json") ? JSON.parse(text) : null;
+  if (body && typeof body.total === "number") expect(body.errors, label).toEqual([]);
+}
+
+/** Every id of a collection as `who` reads it, `limit` a page, forward, then backward from the last page. */
+async function readAll(who: Who, path: string, limit: number): Promise<number[]> {
+  type Page = { results: { id: number }[]; next: string | null; previous: string | null };
+  const forward: Page[] = [];
+  for (let url: string | null = `${path}?limit=${limit}`; url; url = forward[forward.length - 1]!.next) {
+    const response = await who.get(url);
+    expect(response.status, await response.clone().text()).toBe(200);
+    forward.push(await json<Page>(response));
+  }
+  const backward: number[] = [];
+  for (let url = forward[forward.length - 1]!.previous; url;) {
+    const page = await json<Page>(await who.get(url));
+    backward.unshift(...page.results.map((r) => r.id));
+    url = page.previous;
+  }
+  const ids = forward.flatMap((page) => page.results.map((r) => r.id));
+  expect([...backward, ...forward[forward.length - 1]!.results.map((r) => r.id)]).toEqual(ids);
+  return ids;
+}
+
+/** What a collection holds for a reader of `lists` (null: the whole account), read straight from the database. */
+async function expectedIds(
+  table: "pinpoints" | "lists" | "events",
+  lists: readonly number[] | null,
+): Promise<number[]> {
+  const inLists = "(SELECT pinpoint_id FROM list_pinpoints WHERE list_id IN (SELECT value FROM json_each(?2)))";
+  const query = {
+    pinpoints: `SELECT id FROM pinpoints WHERE account_id = ?1 AND (?2 IS NULL OR id IN ${inLists}) ORDER BY id`,
+    lists:
+      "SELECT id FROM lists WHERE account_id = ?1 AND (?2 IS NULL OR id IN (SELECT value FROM json_each(?2))) ORDER BY id",
+    events: `SELECT id FROM events WHERE account_id = ?1 AND (?2 IS NULL OR pinpoint_id IN ${inLists}) ORDER BY id`,
+  }[table];
+  const { results } = await db
+    .prepare(query)
+    .bind(accountId, lists === null ? null : JSON.stringify(lists))
+    .all<{ id: number }>();
+  return results.map((r) => r.id);
+}
+
+/** The placement of a row the column's cell covers: its own, its list, or any of the account's. */
+const insideFor = (column: Column, cell: string): Placement =>
+  cell === "own" ? "own" : column === "list editor" || column === "list viewer" ? column : "account";
+
+/** Checks one cell of the table: `column` calling `operation`. */
+async function checkCell(operation: string, column: Column, cell: string): Promise<void> {
+  const who = people[column];
+  const kind = CALLS[operation]!.target;
+  const label = `${column} ${operation}`;
+  if (cell === "none") {
+    const target = kind && (await makeTarget(kind, insideFor(column, cell)));
+    const problem = await expectProblem(await callAs(who, operation, target), 403, { code: "role_forbidden" });
+    expect(problem.detail, label).toContain(`(${column})`);
+    return;
+  }
+  const collection = COLLECTIONS[operation];
+  if (collection) {
+    // A list's few rows in small pages, to walk several; the whole account's in one.
+    const lists = cell === "list" ? [shared[column as "list editor" | "list viewer"]] : null;
+    const ids = await readAll(who, collection.path, lists ? 2 : 1000);
+    expect(ids, label).toEqual(await expectedIds(collection.table, lists));
+    return;
+  }
+  const inside = kind && (await makeTarget(kind, insideFor(column, cell)));
+  await expectSuccess(await callAs(who, operation, inside), `${label} on a row it covers`);
+  if (cell === "all" || !kind) return;
+  // own / list: a row of the account beyond it, which the answer must leave as it was.
+  const outside = await makeTarget(kind, "account");
+  const before = await versionOf(kind, outside);
+  const response = await callAs(who, operation, outside);
+  if (cell === "own") await expectProblem(response, 403, { code: "role_forbidden" });
+  else if (operation === "createEvent") await expectProblem(response, 400, { pointers: ["/pinpoint"] });
+  else await expectProblem(response, 404, { code: "not_found" });
+  expect(await versionOf(kind, outside), `${label} left the row beyond it unchanged`).toBe(before);
+}
+
+describe("the table in docs/people-and-roles.md", () => {
+  it("has the columns of the role table, and a client's", () => {
+    expect(TABLE.columns).toEqual([...COLUMNS, "client"]);
+  });
+
+  it("is the table the service enforces (src/auth/roles.ts), cell by cell", () => {
+    expect([...TABLE.rows.keys()].sort()).toEqual(Object.keys(PERMISSIONS).sort());
+    for (const [operation, cells] of TABLE.rows) {
+      const enforced = PERMISSIONS[operation as keyof typeof PERMISSIONS];
+      for (const column of COLUMNS) expect(cells[column], `${operation} ${column}`).toBe(enforced[column]);
+      const peopleOnly = PEOPLE_ONLY.has(operation as keyof typeof PERMISSIONS);
+      expect(cells.client, `${operation} client`).toBe(peopleOnly ? "none" : "scope");
+    }
+  });
+
+  it("has a row for every operation of the app that takes a token", () => {
+    const secured = Object.values(document.paths as Record<string, Record<string, Json>>)
+      .flatMap((methods) => Object.values(methods))
+      .filter((operation) => operation.security !== undefined)
+      .map((operation) => operation.operationId as string);
+    expect(secured.length).toBeGreaterThan(40);
+    expect(secured.filter((operation) => !TABLE.rows.has(operation))).toEqual([]);
+  });
+
+  it("has a way to call each of its operations the app has", () => {
+    const operations = [...TABLE.rows.keys()].filter((operation) => APP_OPERATIONS.has(operation));
+    expect(operations.filter((operation) => !CALLS[operation])).toEqual([]);
+  });
+});
+
+const ROWS = [...TABLE.rows].map(([operation, cells]) => ({ operation, cells }));
+
+describe.each(ROWS)("$operation", ({ operation, cells }) => {
+  if (!APP_OPERATIONS.has(operation)) {
+    it.skip(`is not in the app yet: its row is checked once it is (${JSON.stringify(cells)})`, () => {});
+    return;
+  }
+
+  it.each(COLUMNS.map((column) => ({ column, cell: cells[column]! })))(
+    "as $column: $cell",
+    async ({ column, cell }) => {
+      await checkCell(operation, column, cell);
+    },
+  );
+
+  it(`as a client with read write: ${cells.client}`, async () => {
+    const kind = CALLS[operation]!.target;
+    const response = await callAs(client, operation, kind && (await makeTarget(kind, "account")));
+    if (cells.client === "none") await expectProblem(response, 403, { code: "person_required" });
+    else await expectSuccess(response, `client ${operation}`);
+  });
+
+  it("as a member removed from the account: 401", async () => {
+    const kind = CALLS[operation]!.target;
+    const response = await callAs(removed, operation, kind && (await makeTarget(kind, "account")));
+    await expectProblem(response, 401, { code: "invalid_token" });
+  });
+
+  it("as an owner of another account: none of this account's rows", async () => {
+    const kind = CALLS[operation]!.target;
+    const response = await callAs(elsewhere, operation, kind && (await makeTarget(kind, "account")));
+    if (!kind) return expectSuccess(response, `elsewhere ${operation}`);
+    // Categories are shared: every account reads every one, and changes only its own.
+    if (kind === "category" && paths.get(operation)!.method === "GET") {
+      return expectSuccess(response, `elsewhere ${operation}`);
+    }
+    const text = await response.text();
+    expect([403, 404], `${operation}: ${text}`).toContain(response.status);
+    expect(text).not.toContain("role_forbidden");
+  });
+});
