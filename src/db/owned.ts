@@ -96,7 +96,11 @@ export function ownedRows<T extends OwnedTable>(
         return ownedOr404(row as (Row & { account_id: number | null }) | undefined, accountId, what, { table, id });
       }
       const found = await database(d1)
-        .select({ row: anyTable, acts: sql<number>`${within.acts}`, sees: sql<number>`${within.sees ?? sql`1`}` })
+        .select({
+          row: anyTable,
+          acts: sql<number>`${within.acts}`.as("acts"),
+          sees: sql<number>`${within.sees ?? sql`1`}`.as("sees"),
+        })
         .from(anyTable)
         .where(eq(table.id, id))
         .get();

@@ -157,7 +157,8 @@ export const eventRoutes = resourceApp()
       // A publishable key reads the events at its lists' pinpoints: at one it publishes, or at all of them.
       // A list collaborator reads the events at the pinpoints of their lists.
       const published = principal.kind === "key" && pinpoint === undefined ? principal.lists : undefined;
-      const within = published ?? (pinpoint === undefined ? (reach.sees ?? undefined) : undefined);
+      const within =
+        principal.kind === "key" ? published : pinpoint === undefined ? (reach.sees ?? undefined) : undefined;
       if (principal.kind === "key" && pinpoint !== undefined) {
         await foreignAsMissing(assertPinpointOwner(c.env.DB, accountId, pinpoint, reach), "pinpoint");
         await assertPublishedPinpoint(c.env.DB, principal.lists, pinpoint);

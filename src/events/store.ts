@@ -69,8 +69,8 @@ function pinpointOwner(d1: D1Database, pinpointId: number, reach: Reach) {
   return database(d1)
     .select({
       account_id: pinpoints.account_id,
-      acts: sql<number>`${within.acts ?? sql`1`}`,
-      sees: sql<number>`${within.sees ?? sql`1`}`,
+      acts: sql<number>`${within.acts ?? sql`1`}`.as("acts"),
+      sees: sql<number>`${within.sees ?? sql`1`}`.as("sees"),
     })
     .from(pinpoints)
     .where(eq(pinpoints.id, pinpointId));
@@ -119,7 +119,11 @@ export async function eventForUpdate(
   const within = tableReach(reach, { createdBy: events.created_by, inLists: eventIn });
   const [event, owner] = await db.batch([
     db
-      .select({ row: events, acts: sql<number>`${within.acts ?? sql`1`}`, sees: sql<number>`${within.sees ?? sql`1`}` })
+      .select({
+        row: events,
+        acts: sql<number>`${within.acts ?? sql`1`}`.as("acts"),
+        sees: sql<number>`${within.sees ?? sql`1`}`.as("sees"),
+      })
       .from(events)
       .where(eq(events.id, id)),
     pinpointOwner(d1, pinpointId, placing),

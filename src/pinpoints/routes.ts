@@ -160,7 +160,7 @@ export const pinpointRoutes = resourceApp()
       // known; whether one is the account's, the reads below check, another account's being absent to it.
       // A list collaborator reads the pinpoints of their lists.
       const published = principal.kind === "key" && list === undefined ? principal.lists : undefined;
-      const within = published ?? (list === undefined ? (reach.sees ?? undefined) : undefined);
+      const within = principal.kind === "key" ? published : list === undefined ? (reach.sees ?? undefined) : undefined;
       if (principal.kind === "key" && list !== undefined && !publishesList(principal.lists, list)) {
         throw notFound("list");
       }
