@@ -19,13 +19,20 @@
  * yet are listed as skipped; the app's every operation that takes a token must have a row.
  */
 import { env } from "cloudflare:workers";
+import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
+import * as z from "zod";
 import peopleAndRoles from "../docs/people-and-roles.md?raw";
 import { app } from "../src/app";
+import { resourceApp } from "../src/auth/resource-app";
 import { COLUMNS, PEOPLE_ONLY, PERMISSIONS, type Column } from "../src/auth/roles";
+import type { AppEnv } from "../src/core/env";
+import { onError } from "../src/http/errors";
+import { withConfig } from "../src/http/middleware/config";
+import { d1Session } from "../src/http/middleware/d1-session";
 import { shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
-import { marksOf } from "../src/http/route-metadata";
+import { marksOf, operation } from "../src/http/route-metadata";
 import {
   call,
   caller,
@@ -330,7 +337,8 @@ async function expectSuccess(response: Response, label: string): Promise<void> {
 async function readAll(who: Who, path: string, limit: number): Promise<number[]> {
   type Page = { results: { id: number }[]; next: string | null; previous: string | null };
   const forward: Page[] = [];
-  for (let url: string | null = `${path}?limit=${limit}`; url; url = forward[forward.length - 1]!.next) {
+  const first = `${path}${path.includes("?") ? "&" : "?"}limit=${limit}`;
+  for (let url: string | null = first; url; url = forward[forward.length - 1]!.next) {
     const response = await who.get(url);
     expect(response.status, await response.clone().text()).toBe(200);
     forward.push(await json<Page>(response));
@@ -470,5 +478,326 @@ describe.each(ROWS)("$operation", ({ operation, cells }) => {
     const text = await response.text();
     expect([403, 404], `${operation}: ${text}`).toContain(response.status);
     expect(text).not.toContain("role_forbidden");
+  });
+});
+
+/** A fresh account with its owner's client, and rows written straight to its database. */
+async function account() {
+  const id = await createAccount();
+  const content = await contentDb(id);
+  const owner = await caller("read write", id);
+  const list = async (name: string, by: string | null = null) =>
+    (await content
+      .prepare("INSERT INTO lists (account_id, name, created_by) VALUES (?, ?, ?) RETURNING id")
+      .bind(id, name, by)
+      .first<{ id: number }>())!.id;
+  /** A pinpoint named `name`, in `lists`, created by `by`. */
+  const place = async (name: string, lists: number[] = [], by: string | null = null) => {
+    const row = await content
+      .prepare(
+        "INSERT INTO pinpoints (account_id, name, latitude, longitude, created_by) VALUES (?, ?, 10, 20, ?) RETURNING id",
+      )
+      .bind(id, name, by)
+      .first<{ id: number }>();
+    for (const listId of lists) {
+      await content
+        .prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) VALUES (?, ?)")
+        .bind(listId, row!.id)
+        .run();
+    }
+    return row!.id;
+  };
+  const event = async (pinpoint: number, by: string | null = null) =>
+    (await content
+      .prepare(
+        "INSERT INTO events (account_id, pinpoint_id, name, dates, created_by) VALUES (?, ?, 'Event', ?, ?) RETURNING id",
+      )
+      .bind(id, pinpoint, JSON.stringify([{ start: 1_900_000_000_000, end: 1_900_000_360_000 }]), by)
+      .first<{ id: number }>())!.id;
+  const version = async (table: string, rowId: number) =>
+    (await content.prepare(`SELECT version FROM ${table} WHERE id = ?`).bind(rowId).first<{ version: number }>())
+      ?.version;
+  return { id, content, owner, list, place, event, version };
+}
+
+describe("a person given one list to edit and another to read", () => {
+  let a: Awaited<ReturnType<typeof account>>;
+  let person: PersonCaller;
+  let edited: number;
+  let read: number;
+  let other: number;
+  let places: { edited: number[]; read: number[]; both: number; outside: number[] };
+  let foreign: { list: number; place: number };
+
+  /** What the database holds for a reader of the two lists. */
+  const inLists = async (query: string) =>
+    (
+      await a.content
+        .prepare(query)
+        .bind(JSON.stringify([edited, read]))
+        .all<{ id: number }>()
+    ).results.map((r) => r.id);
+  const PLACES_IN_LISTS =
+    "SELECT DISTINCT pinpoint_id AS id FROM list_pinpoints WHERE list_id IN (SELECT value FROM json_each(?)) ORDER BY id";
+  const EVENTS_IN_LISTS = `SELECT id FROM events WHERE pinpoint_id IN (${PLACES_IN_LISTS.replace(" ORDER BY id", "")}) ORDER BY id`;
+
+  beforeAll(async () => {
+    a = await account();
+    [edited, read, other] = [await a.list("Edited"), await a.list("Read"), await a.list("Not shared")];
+    places = { edited: [], read: [], both: 0, outside: [] };
+    // Interleaved, so that every page of a list's places skips rows of the account it cannot see.
+    for (let i = 0; i < 5; i++) {
+      places.outside.push(await a.place(`Harbour outside ${i}`, i % 2 ? [other] : []));
+      places.edited.push(await a.place(`Harbour edited ${i}`, [edited]));
+      places.outside.push(await a.place(`Market outside ${i}`));
+      places.read.push(await a.place(`Harbour read ${i}`, [read]));
+    }
+    places.both = await a.place("Harbour both", [edited, read]);
+    for (const place of [...places.edited, ...places.read, ...places.outside]) await a.event(place);
+    person = await personCaller(null, {
+      accountId: a.id,
+      lists: [
+        [edited, "editor"],
+        [read, "viewer"],
+      ],
+    });
+    const b = await account();
+    foreign = { list: await b.list("Theirs"), place: await b.place("Theirs") };
+  });
+
+  it("reads the lists, the places in them and their events, page by page both ways, and nothing else", async () => {
+    expect(await readAll(person, "/v3.0/lists", 1)).toEqual([edited, read]);
+    const placesInLists = await inLists(PLACES_IN_LISTS);
+    expect(placesInLists).toHaveLength(11);
+    expect(await readAll(person, "/v3.0/pinpoints", 2)).toEqual(placesInLists);
+    const eventsInLists = await inLists(EVENTS_IN_LISTS);
+    expect(eventsInLists).toHaveLength(10);
+    expect(await readAll(person, "/v3.0/events", 3)).toEqual(eventsInLists);
+  });
+
+  it("searches within the lists only", async () => {
+    const found = async (path: string) =>
+      (await json<{ results: { id: number }[] }>(await person.get(path))).results
+        .map((r) => r.id)
+        .sort((x, y) => x - y);
+    const harbours = [...places.edited, ...places.read, places.both].sort((x, y) => x - y);
+    expect(await found("/v3.0/pinpoints?q=harbour&limit=100")).toEqual(harbours);
+    expect(await found("/v3.0/pinpoints?bbox=19,9,21,11&limit=100")).toEqual(await inLists(PLACES_IN_LISTS));
+    expect(await found("/v3.0/pinpoints?latitude=10&longitude=20&limit=100")).toEqual(await inLists(PLACES_IN_LISTS));
+    expect(await found("/v3.0/events?bbox=19,9,21,11&limit=100")).toEqual(await inLists(EVENTS_IN_LISTS));
+  });
+
+  it("filters by its lists and their places; any other of the account's is absent (404), another account's 403", async () => {
+    expect(await readAll(person, `/v3.0/pinpoints?list=${edited}`, 2)).toEqual([...places.edited, places.both]);
+    await expectProblem(await person.get(`/v3.0/pinpoints?list=${other}`), 404, { code: "not_found" });
+    await expectProblem(await person.get(`/v3.0/pinpoints?list=${other}&q=harbour`), 404, { code: "not_found" });
+    await expectProblem(await person.get(`/v3.0/pinpoints?list=${foreign.list}`), 403, { code: "forbidden" });
+    expect((await person.get(`/v3.0/events?pinpoint=${places.read[0]}`)).status).toBe(200);
+    await expectProblem(await person.get(`/v3.0/events?pinpoint=${places.outside[0]}`), 404, { code: "not_found" });
+    await expectProblem(await person.get(`/v3.0/events?pinpoint=${places.outside[0]}&q=x`), 404, { code: "not_found" });
+    await expectProblem(await person.get(`/v3.0/events?pinpoint=${foreign.place}`), 403, { code: "forbidden" });
+    await expectProblem(await person.get(`/v3.0/pinpoints/${places.outside[1]}`), 404, { code: "not_found" });
+    await expectProblem(await person.get(`/v3.0/lists/${other}`), 404, { code: "not_found" });
+    await expectProblem(await person.get(`/v3.0/pinpoints/${foreign.place}`), 403, { code: "forbidden" });
+  });
+
+  it("changes what the list it edits holds; what it only reads is 403, what it cannot see 404, and stays as it was", async () => {
+    const [readOnly, unseen] = [places.read[0]!, places.outside[0]!];
+    const before = [await a.version("pinpoints", readOnly), await a.version("pinpoints", unseen)];
+    expect((await person.send("PUT", `/v3.0/pinpoints/${places.edited[0]}`, { name: "Renamed" })).status).toBe(200);
+    // Also in the list it edits: the list decides, not the one it reads it through.
+    expect((await person.send("PUT", `/v3.0/pinpoints/${places.both}`, { name: "Renamed" })).status).toBe(200);
+    const problem = await expectProblem(await person.send("PUT", `/v3.0/pinpoints/${readOnly}`, { name: "x" }), 403, {
+      code: "role_forbidden",
+    });
+    expect(problem.detail).toContain("(list editor)");
+    await expectProblem(await person.send("PUT", `/v3.0/pinpoints/${unseen}`, { name: "x" }), 404, {
+      code: "not_found",
+    });
+    expect([await a.version("pinpoints", readOnly), await a.version("pinpoints", unseen)]).toEqual(before);
+
+    expect((await person.send("PUT", `/v3.0/lists/${edited}`, { description: "Ours" })).status).toBe(200);
+    await expectProblem(await person.send("PUT", `/v3.0/lists/${read}`, { name: "x" }), 403, {
+      code: "role_forbidden",
+    });
+    await expectProblem(await person.send("PUT", `/v3.0/lists/${other}`, { name: "x" }), 404, { code: "not_found" });
+  });
+
+  it("puts in its list what it sees, and reports what it cannot see as not found", async () => {
+    const response = await person.send("POST", `/v3.0/lists/${edited}/pinpoints`, [
+      { id: places.read[1] },
+      { id: places.outside[2] },
+      { id: foreign.place },
+      { id: 987654321 },
+    ]);
+    expect(await json(response)).toEqual({
+      total: 4,
+      errors: [
+        { index: 1, id: places.outside[2], error: "not_found" },
+        { index: 2, id: foreign.place, error: "forbidden" },
+        { index: 3, id: 987654321, error: "not_found" },
+      ],
+    });
+    const members = await a.content
+      .prepare("SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ?")
+      .bind(edited)
+      .all<{ pinpoint_id: number }>();
+    expect(members.results.map((m) => m.pinpoint_id)).toContain(places.read[1]);
+    expect(members.results.map((m) => m.pinpoint_id)).not.toContain(places.outside[2]);
+    // Taking out what is not in the list and unseen: not found, as in a list it does not see.
+    const removed = await person.send("DELETE", `/v3.0/lists/${edited}/pinpoints`, [{ id: places.outside[3] }]);
+    expect(await json(removed)).toEqual({
+      total: 1,
+      errors: [{ index: 0, id: places.outside[3], error: "not_found" }],
+    });
+
+    const readVersion = await a.version("lists", read);
+    await expectProblem(await person.send("POST", `/v3.0/lists/${read}/pinpoints`, [{ id: places.read[1] }]), 403, {
+      code: "role_forbidden",
+    });
+    await expectProblem(await person.send("POST", `/v3.0/lists/${other}/pinpoints`, [{ id: places.read[1] }]), 404, {
+      code: "not_found",
+    });
+    expect(await a.version("lists", read)).toBe(readVersion);
+  });
+
+  it("places events only at the places of the list it edits, creating or moving them", async () => {
+    const event = (pinpoint: number) => ({ name: "Tour", pinpoint, dates: DATES });
+    const made = await person.send("POST", "/v3.0/events", event(places.edited[1]!));
+    expect(made.status).toBe(201);
+    const { id } = await json<{ id: number }>(made);
+    await expectProblem(await person.send("POST", "/v3.0/events", event(places.read[2]!)), 403, {
+      code: "role_forbidden",
+    });
+    await expectProblem(await person.send("POST", "/v3.0/events", event(places.outside[1]!)), 400, {
+      pointers: ["/pinpoint"],
+    });
+    await expectProblem(await person.send("PUT", `/v3.0/events/${id}`, { pinpoint: places.read[2] }), 403, {
+      code: "role_forbidden",
+    });
+    await expectProblem(await person.send("PUT", `/v3.0/events/${id}`, { pinpoint: places.outside[1] }), 400, {
+      pointers: ["/pinpoint"],
+    });
+    const moved = await person.send("PUT", `/v3.0/events/${id}`, { pinpoint: places.edited[2] });
+    expect(moved.status).toBe(200);
+    expect((await json<{ pinpoint: number }>(moved)).pinpoint).toBe(places.edited[2]);
+
+    const atRead = (await a.content
+      .prepare("SELECT id FROM events WHERE pinpoint_id = ?")
+      .bind(places.read[3])
+      .first<{ id: number }>())!.id;
+    await expectProblem(await person.send("DELETE", `/v3.0/events/${atRead}`), 403, { code: "role_forbidden" });
+    expect((await person.send("DELETE", `/v3.0/events/${id}`)).status).toBe(204);
+  });
+});
+
+describe("a contributor", () => {
+  it("changes what it created and what a list it edits holds, nothing else, under many parallel requests", async () => {
+    const a = await account();
+    const shared = await a.list("Shared with the contributor");
+    const contributor = await personCaller("contributor", { accountId: a.id });
+    await env.DB.prepare(
+      "INSERT INTO list_collaborators (account_id, list_id, person_id, role) VALUES (?, ?, ?, 'editor')",
+    )
+      .bind(a.id, shared, contributor.personId)
+      .run();
+    const mine = `person:${contributor.personId}`;
+    const own = await Promise.all(Array.from({ length: 8 }, (_, i) => a.place(`Own ${i}`, [], mine)));
+    const inShared = await Promise.all(Array.from({ length: 8 }, (_, i) => a.place(`Shared ${i}`, [shared])));
+    const others = await Promise.all(Array.from({ length: 8 }, (_, i) => a.place(`Other ${i}`)));
+    const answers = await Promise.all(
+      [...own, ...inShared, ...others].map((id) =>
+        contributor.send("PUT", `/v3.0/pinpoints/${id}`, { name: "Mine now" }),
+      ),
+    );
+    const statuses = answers.map((response) => response.status);
+    expect(statuses).toEqual([...Array(16).fill(200), ...Array(8).fill(403)]);
+    for (const response of answers.slice(16)) {
+      expect((await json<{ type: string }>(response)).type).toBe("urn:poi-api:problem:role_forbidden");
+    }
+    const versions = await Promise.all([...own, ...inShared, ...others].map((id) => a.version("pinpoints", id)));
+    expect(versions).toEqual([...Array(16).fill(2), ...Array(8).fill(1)]);
+
+    // Its own list, and the one shared with it; not another's.
+    const ownList = await a.list("Own list", mine);
+    const othersList = await a.list("Another's list");
+    expect((await contributor.send("PUT", `/v3.0/lists/${ownList}`, { name: "Renamed" })).status).toBe(200);
+    expect((await contributor.send("PUT", `/v3.0/lists/${shared}`, { name: "Renamed" })).status).toBe(200);
+    const problem = await expectProblem(await contributor.send("DELETE", `/v3.0/lists/${othersList}`), 403, {
+      code: "role_forbidden",
+    });
+    expect(problem.detail).toContain("(contributor)");
+    // Its own list does not make another's places its own: it may put them in, not change them.
+    const added = await contributor.send("POST", `/v3.0/lists/${ownList}/pinpoints`, [{ id: others[0] }]);
+    expect(await json(added)).toEqual({ total: 1, errors: [] });
+    await expectProblem(await contributor.send("PUT", `/v3.0/pinpoints/${others[0]}`, { name: "x" }), 403, {
+      code: "role_forbidden",
+    });
+    // A list editor deletes nothing of a list: being a contributor too adds only what it created.
+    await expectProblem(await contributor.send("DELETE", `/v3.0/pinpoints/${inShared[0]}`), 403, {
+      code: "role_forbidden",
+    });
+    await expectProblem(await contributor.send("DELETE", `/v3.0/lists/${shared}`), 403, { code: "role_forbidden" });
+    expect((await contributor.send("DELETE", `/v3.0/pinpoints/${own[0]}`)).status).toBe(204);
+  });
+
+  it("is held to its new role at its very next request", async () => {
+    const a = await account();
+    const place = await a.place("Anyone's");
+    const editor = await personCaller("editor", { accountId: a.id });
+    expect((await editor.send("PUT", `/v3.0/pinpoints/${place}`, { name: "First" })).status).toBe(200);
+    await env.DB.prepare("UPDATE members SET role = 'contributor', version = version + 1 WHERE person_id = ?")
+      .bind(editor.personId)
+      .run();
+    await expectProblem(await editor.send("PUT", `/v3.0/pinpoints/${place}`, { name: "Second" }), 403, {
+      code: "role_forbidden",
+    });
+    await env.DB.prepare("UPDATE members SET role = 'viewer', version = version + 1 WHERE person_id = ?")
+      .bind(editor.personId)
+      .run();
+    const problem = await expectProblem(
+      await editor.send("POST", "/v3.0/pinpoints", { name: "x", latitude: 1, longitude: 2 }),
+      403,
+      {
+        code: "role_forbidden",
+      },
+    );
+    expect(problem.detail).toContain("(viewer)");
+    expect(problem.detail).toContain("createPinpoint");
+  });
+});
+
+describe("an operation the role table has no row for", () => {
+  /** The app's own middleware around a resource sub-app with one route of an operation the table lacks. */
+  const probe = new Hono<AppEnv>().use(withConfig, d1Session).route(
+    "/probe",
+    resourceApp()
+      .get(
+        "/",
+        ...operation({ summary: "A new operation", operationId: "newOperation", responses: { 200: z.object({}) } })(
+          (c) => c.json({}),
+        ),
+      )
+      .get("/undocumented", (c) => c.json({})),
+  );
+  probe.onError(onError);
+  const send = async (path: string, token: string) =>
+    probe.fetch(
+      new Request(`https://api.example.test${path}`, { headers: { Authorization: `Bearer ${token}` } }),
+      env,
+      {
+        waitUntil: () => {},
+        passThroughOnException: () => {},
+        props: {},
+      } as unknown as ExecutionContext,
+    );
+
+  it("is refused to every person (role_forbidden) until it has one, and left to a client's scopes", async () => {
+    const owner = await personCaller("owner");
+    const client = await caller("read", owner.accountId);
+    for (const path of ["/probe", "/probe/undocumented"]) {
+      await expectProblem(await send(path, owner.token), 403, { code: "role_forbidden" });
+      expect((await send(path, client.token)).status).toBe(200);
+    }
   });
 });

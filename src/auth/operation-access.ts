@@ -26,9 +26,9 @@ function roleLabel(role: Role | null, lists: ReadonlyMap<number, ListRole>): str
 }
 
 /**
- * The rows `operation` reaches for a person: the whole account where their role allows it all; else what they
- * created (where their role's cell says `own`) and what is in or of the lists whose collaborator's cell allows
- * it; nothing where nothing allows it.
+ * The rows `operation` reaches for a person: the whole account where a cell of theirs allows it all; else
+ * what they created (where their role's cell says `own`) and what is in or of the lists whose
+ * collaborator's cell allows it; nothing where nothing allows it.
  */
 function personReach(person: PersonPrincipal, operation: AccountOperation): Reach {
   const { role, lists } = person;
@@ -48,7 +48,7 @@ function personReach(person: PersonPrincipal, operation: AccountOperation): Reac
     role: label,
     acts: {
       createdBy: roleCell === "own" ? personSubject(person.personId) : null,
-      lists: best === "none" ? [] : byList.map(([id]) => id),
+      lists: byList.map(([id]) => id),
     },
     sees,
   };

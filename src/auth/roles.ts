@@ -5,9 +5,13 @@
  * answers against the table in the docs, so neither can drift from the other).
  *
  *   all   on anything of the account
- *   own   on what the person created, or what a list they may edit holds
+ *   own   on what the person created (`created_by` names them)
  *   list  on the lists given to the person, the pinpoints in them and those pinpoints' events
  *   none  refused with 403 `role_forbidden`
+ *
+ * A person with an account role who is also given some lists may do what
+ * either allows: what the role's cell allows, and what the list role's cell
+ * allows in those lists (./operation-access.ts).
  *
  * Clients (client credentials) are not in the table: their scopes decide, as
  * before people existed, except for what only a person may do (members,

@@ -54,10 +54,13 @@ export const seesList = (reach: Reach, listId: number): boolean => reach.sees ==
 
 /** 403 for a row the caller sees but whose change their role does not allow. */
 export function roleForbidden(reach: Reach, what: string): ApiError {
+  const lists = "the lists you edit, the pinpoints in them and those pinpoints' events";
   const allowed =
-    reach.acts?.createdBy != null
-      ? "what you created and what is in or of a list you edit"
-      : "the lists you edit, the pinpoints in them and those pinpoints' events";
+    reach.acts?.createdBy == null
+      ? lists
+      : reach.acts.lists.length > 0
+        ? `what you created and ${lists}`
+        : "what you created";
   return new ApiError(
     "role_forbidden",
     `Your role (${reach.role}) lets you change only ${allowed}; this ${what} is not.`,
