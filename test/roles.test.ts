@@ -30,9 +30,12 @@ import type { AppEnv } from "../src/core/env";
 import { onError } from "../src/http/errors";
 import { withConfig } from "../src/http/middleware/config";
 import { d1Session } from "../src/http/middleware/d1-session";
+import type { Bound } from "../src/db/keyset";
 import { shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
+import { pageListsEvents } from "../src/events/store";
 import { marksOf, operation } from "../src/http/route-metadata";
+import { pageListsPinpoints } from "../src/pinpoints/store";
 import {
   call,
   caller,
@@ -47,11 +50,15 @@ import {
 
 type Json = Record<string, any>;
 
-/** The table under "Who may do what": operation → column → cell. */
+/** The table under "Who may do what" (its first): operation → column → cell. */
 function documentedTable(markdown: string): { columns: string[]; rows: Map<string, Record<string, string>> } {
   const section = markdown.split(/^## /m).find((part) => part.startsWith("Who may do what"));
   if (!section) throw new Error('docs/people-and-roles.md has no "Who may do what" section');
-  const lines = section.split("\n").filter((line) => line.startsWith("|"));
+  // The section's first table: its lines from the first that starts with "|" to the first that does not.
+  const all = section.split("\n");
+  const start = all.findIndex((line) => line.startsWith("|"));
+  const end = all.findIndex((line, i) => i > start && !line.startsWith("|"));
+  const lines = all.slice(start, end === -1 ? undefined : end);
   const cellsOf = (line: string) =>
     line
       .split("|")
@@ -798,6 +805,103 @@ describe("an operation the role table has no row for", () => {
     for (const path of ["/probe", "/probe/undocumented"]) {
       await expectProblem(await send(path, owner.token), 403, { code: "role_forbidden" });
       expect((await send(path, client.token)).status).toBe(200);
+    }
+  });
+});
+
+describe("a list collaborator's page", () => {
+  /** A D1 database that counts the rows its statements read (D1's `meta.rows_read`). */
+  function counting(db: D1Database) {
+    const read = { rows: 0 };
+    const d1 = {
+      prepare: (query: string) => {
+        const statement = db.prepare(query);
+        return {
+          bind: (...values: unknown[]) => {
+            const bound = statement.bind(...values);
+            return {
+              all: async () => {
+                const result = await bound.all();
+                read.rows += result.meta.rows_read;
+                return result;
+              },
+            };
+          },
+        };
+      },
+    } as unknown as D1Database;
+    return { d1, read };
+  }
+
+  /**
+   * An account where `outside` places (each with an event) lie before, between and after the 40 places of a
+   * list (each with an event), and the rows the first page and a middle page of each collection read.
+   */
+  async function rowsRead(outside: number) {
+    const a = await account();
+    const list = await a.list("Shared");
+    const insert = (n: number, name: string) =>
+      a.content
+        .prepare(
+          `WITH RECURSIVE seq(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM seq WHERE i < ?2)
+           INSERT INTO pinpoints (account_id, name, latitude, longitude) SELECT ?1, ?3 || i, 0, 0 FROM seq RETURNING id`,
+        )
+        .bind(a.id, n, name)
+        .all<{ id: number }>();
+    const members: number[] = [];
+    for (let block = 0; block < 4; block++) {
+      await insert(outside / 4, "outside ");
+      const { results } = await insert(10, "member ");
+      members.push(...results.map((r) => r.id));
+    }
+    await a.content
+      .prepare("INSERT INTO list_pinpoints (list_id, pinpoint_id) SELECT ?, value FROM json_each(?)")
+      .bind(list, JSON.stringify(members))
+      .run();
+    await a.content
+      .prepare(
+        `INSERT INTO events (account_id, pinpoint_id, name, dates)
+         SELECT account_id, id, 'Event', '[{"start":1900000000000,"end":1900000360000}]' FROM pinpoints WHERE account_id = ?`,
+      )
+      .bind(a.id)
+      .run();
+    const middle = (ids: { id: number }[]) => ({ direction: "after" as const, key: [ids[19]!.id] });
+    const measure = async <T extends { id: number }>(
+      page: (d1: D1Database, id: number, lists: number[], bound: Bound, take: number) => Promise<T[]>,
+    ) => {
+      const first = counting(a.content);
+      const rows = await page(first.d1, a.id, [list], null, 11);
+      const later = counting(a.content);
+      const all = await page(a.content, a.id, [list], null, 1000);
+      const after = await page(later.d1, a.id, [list], middle(all), 11);
+      return { first: first.read.rows, later: later.read.rows, ids: [rows.map((r) => r.id), after.map((r) => r.id)] };
+    };
+    const events = await a.content
+      .prepare("SELECT id FROM events WHERE pinpoint_id IN (SELECT value FROM json_each(?)) ORDER BY id")
+      .bind(JSON.stringify(members))
+      .all<{ id: number }>();
+    return {
+      pinpoints: await measure(pageListsPinpoints),
+      events: await measure(pageListsEvents),
+      expected: {
+        pinpoints: [members.slice(0, 11), members.slice(20, 31)],
+        events: [events.results.slice(0, 11), events.results.slice(20, 31)].map((page) => page.map((r) => r.id)),
+      },
+    };
+  }
+
+  it("reads what its lists hold, however much else the account holds", async () => {
+    const small = await rowsRead(40);
+    const large = await rowsRead(4000);
+    for (const measured of [small, large]) {
+      expect(measured.pinpoints.ids).toEqual(measured.expected.pinpoints);
+      expect(measured.events.ids).toEqual(measured.expected.events);
+    }
+    for (const collection of ["pinpoints", "events"] as const) {
+      expect(large[collection].first, collection).toBe(small[collection].first);
+      expect(large[collection].later, collection).toBe(small[collection].later);
+      // A page of 11 from a list of 40: its members and their rows, never the account's 4,000 others.
+      expect(large[collection].first, collection).toBeLessThan(200);
     }
   });
 });

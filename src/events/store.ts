@@ -168,8 +168,9 @@ const toEvent = rowMapper(events);
 
 /**
  * One keyset page of the events at the pinpoints of `listIds` (a list collaborator's). The pinpoints in
- * the lists drive, each through the `(pinpoint_id, id)` index of its events: a page costs what the
- * lists' events cost to order, whatever the size of the account.
+ * the lists drive, each through the `(pinpoint_id, id)` index of its events beyond the bound (the `+`
+ * keeps SQLite from reading the account's events in id order instead): a page costs what the lists'
+ * events beyond it cost to order, whatever the size of the account.
  */
 export async function pageListsEvents(
   d1: D1Database,
@@ -183,7 +184,7 @@ export async function pageListsEvents(
     d1,
     sql`SELECT events.* FROM events WHERE events.pinpoint_id IN (
         SELECT m.pinpoint_id FROM ${listSet(listIds)} AS l CROSS JOIN list_pinpoints AS m ON m.list_id = l.value)
-      AND events.account_id = ${accountId} ${page.where.length > 0 ? sql`AND ${page.where[0]!}` : sql``}
+      AND +events.account_id = ${accountId} ${page.where.length > 0 ? sql`AND ${page.where[0]!}` : sql``}
       ORDER BY ${page.order} LIMIT ${take}`,
   );
   return rows.map(toEvent);
