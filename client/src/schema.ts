@@ -1294,6 +1294,8 @@ export interface components {
         | "urn:poi-api:problem:invalid_token"
         | "urn:poi-api:problem:forbidden"
         | "urn:poi-api:problem:insufficient_scope"
+        | "urn:poi-api:problem:role_forbidden"
+        | "urn:poi-api:problem:person_required"
         | "urn:poi-api:problem:not_found"
         | "urn:poi-api:problem:method_not_allowed"
         | "urn:poi-api:problem:conflict"
@@ -1376,7 +1378,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Access to this resource is forbidden (`urn:poi-api:problem:forbidden`); The access token lacks the required scope (`urn:poi-api:problem:insufficient_scope`) */
+    /** @description Access to this resource is forbidden (`urn:poi-api:problem:forbidden`); The access token lacks the required scope (`urn:poi-api:problem:insufficient_scope`); Your role does not allow this (`urn:poi-api:problem:role_forbidden`); Only a person may do this (`urn:poi-api:problem:person_required`) */
     Problem403: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
