@@ -18,6 +18,7 @@
  * account's rows (403 or 404) but shared categories. Rows of the table whose operation the app does not have
  * yet are listed as skipped; the app's every operation that takes a token must have a row.
  */
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { Hono } from "hono";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -774,38 +775,48 @@ describe("a contributor", () => {
   });
 });
 
-describe("an operation the role table has no row for", () => {
-  /** The app's own middleware around a resource sub-app with one route of an operation the table lacks. */
+describe("operations at the table's edges", () => {
+  const ok = (summary: string, operationId: string) =>
+    operation({ summary, operationId, responses: { 200: z.object({}) } })((c) => c.json({}));
+  /**
+   * The app's own middleware around a resource sub-app with routes the app does not have: an operation the
+   * table has no row for, a route with no operation at all, and one the table says only people may call.
+   */
   const probe = new Hono<AppEnv>().use(withConfig, d1Session).route(
     "/probe",
     resourceApp()
-      .get(
-        "/",
-        ...operation({ summary: "A new operation", operationId: "newOperation", responses: { 200: z.object({}) } })(
-          (c) => c.json({}),
-        ),
-      )
-      .get("/undocumented", (c) => c.json({})),
+      .get("/", ...ok("A new operation", "newOperation"))
+      .get("/undocumented", (c) => c.json({}))
+      .get("/members", ...ok("List the members", "listMembers")),
   );
   probe.onError(onError);
-  const send = async (path: string, token: string) =>
-    probe.fetch(
-      new Request(`https://api.example.test${path}`, { headers: { Authorization: `Bearer ${token}` } }),
-      env,
-      {
-        waitUntil: () => {},
-        passThroughOnException: () => {},
-        props: {},
-      } as unknown as ExecutionContext,
-    );
+  async function send(path: string, token: string): Promise<Response> {
+    const ctx = createExecutionContext();
+    const request = new Request(`https://api.example.test${path}`, { headers: { Authorization: `Bearer ${token}` } });
+    const response = await probe.fetch(request, env, ctx);
+    await waitOnExecutionContext(ctx);
+    return response;
+  }
 
-  it("is refused to every person (role_forbidden) until it has one, and left to a client's scopes", async () => {
+  it("refuses an operation without a row to every person (role_forbidden), and leaves it to a client's scopes", async () => {
     const owner = await personCaller("owner");
     const client = await caller("read", owner.accountId);
     for (const path of ["/probe", "/probe/undocumented"]) {
       await expectProblem(await send(path, owner.token), 403, { code: "role_forbidden" });
       expect((await send(path, client.token)).status).toBe(200);
     }
+  });
+
+  it("refuses what only people may call to a client whatever its scopes (person_required), not to people", async () => {
+    const a = await account();
+    const owner = await personCaller("owner", { accountId: a.id });
+    const viewer = await personCaller("viewer", { accountId: a.id });
+    const listViewer = await personCaller(null, { accountId: a.id, lists: [[await a.list("Probe"), "viewer"]] });
+    const client = a.owner;
+    await expectProblem(await send("/probe/members", client.token), 403, { code: "person_required" });
+    expect((await send("/probe/members", owner.token)).status).toBe(200);
+    expect((await send("/probe/members", viewer.token)).status).toBe(200);
+    await expectProblem(await send("/probe/members", listViewer.token), 403, { code: "role_forbidden" });
   });
 });
 
