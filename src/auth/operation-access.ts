@@ -13,7 +13,7 @@ import type { AppEnv, ListRole, PersonPrincipal, Principal, Reach, Role } from "
 import { ApiError } from "../core/problem";
 import { WHOLE_ACCOUNT } from "../db/reach";
 import { matchedOperation } from "../http/route-metadata";
-import { personSubject } from "./person-token";
+import { actorOf } from "./actor";
 import { isAccountOperation, PEOPLE_ONLY, PERMISSIONS, permission, type AccountOperation } from "./roles";
 
 /** The operation whose reach is what a person reads of the account's content. */
@@ -47,7 +47,8 @@ function personReach(person: PersonPrincipal, operation: AccountOperation): Reac
   return {
     role: label,
     acts: {
-      createdBy: roleCell === "own" ? personSubject(person.personId) : null,
+      // What the person's writes store in `created_by` (./actor.ts), so `own` is exactly what they created.
+      createdBy: roleCell === "own" ? actorOf(person) : null,
       lists: byList.map(([id]) => id),
     },
     sees,
