@@ -26,8 +26,9 @@ describe("a person's token", () => {
   it("reads only, as a viewer, and writes again at the next request once the role is raised", async () => {
     const viewer = await personCaller("viewer");
     expect((await viewer.get("/v3.0/pinpoints")).status).toBe(200);
+    // The role answers before the token's scope (src/auth/operation-access.ts): a viewer creates nothing.
     await expectProblem(await viewer.send("POST", "/v3.0/pinpoints", { name: "x", latitude: 1, longitude: 2 }), 403, {
-      code: "insufficient_scope",
+      code: "role_forbidden",
     });
     await env.DB.prepare("UPDATE members SET role = 'editor', version = version + 1 WHERE person_id = ?")
       .bind(viewer.personId)
@@ -59,8 +60,7 @@ describe("a person's token", () => {
     const owner = await personCaller("owner");
     const list = await createList(owner, { name: "Shared" });
     const collaborator = await personCaller(null, { accountId: owner.accountId, lists: [[list.id, "viewer"]] });
-    // In: the role check answers, not the token check. (A collaborator's `list` cells are refused for now.)
-    await expectProblem(await collaborator.get(`/v3.0/lists/${list.id}`), 403, { code: "role_forbidden" });
+    expect((await collaborator.get(`/v3.0/lists/${list.id}`)).status).toBe(200);
     expect((await collaborator.get("/v3.0/categories")).status).toBe(200);
     await env.DB.prepare("DELETE FROM list_collaborators WHERE person_id = ?").bind(collaborator.personId).run();
     await expectProblem(await collaborator.get(`/v3.0/lists/${list.id}`), 401, { code: "invalid_token" });
@@ -76,18 +76,23 @@ describe("the role table", () => {
     const admin = await personCaller("admin");
     expect((await admin.get("/v3.0/keys")).status).toBe(200);
 
-    const contributor = await personCaller("contributor");
+    const contributor = await personCaller("contributor", { accountId: admin.accountId });
     const created = await contributor.send("POST", "/v3.0/pinpoints", { name: "Mine", latitude: 1, longitude: 2 });
     expect(created.status).toBe(201);
     const { id } = await json<{ id: number }>(created);
     expect((await contributor.get(`/v3.0/pinpoints/${id}`)).status).toBe(200);
-    // `own`: refused until the rows a contributor reaches are narrowed to their own.
-    await expectProblem(
-      await contributor.send("PUT", `/v3.0/pinpoints/${id}`, { name: "Renamed", latitude: 1, longitude: 2 }),
-      403,
-      {
-        code: "role_forbidden",
-      },
+    // `own`: what the contributor created, and nothing another made (test/roles.test.ts checks every cell).
+    const renamed = await contributor.send("PUT", `/v3.0/pinpoints/${id}`, {
+      name: "Renamed",
+      latitude: 1,
+      longitude: 2,
+    });
+    expect(renamed.status).toBe(200);
+    const theirs = await json<{ id: number }>(
+      await admin.send("POST", "/v3.0/pinpoints", { name: "Theirs", latitude: 1, longitude: 2 }),
     );
+    await expectProblem(await contributor.send("PUT", `/v3.0/pinpoints/${theirs.id}`, { name: "Renamed" }), 403, {
+      code: "role_forbidden",
+    });
   });
 });

@@ -2,7 +2,8 @@
  * Bearer token middleware (RFC 6750). Reads the token from the Authorization
  * header or, for clients that cannot set headers, the `access_token` query
  * parameter (§2.3); verifies it without a database read; checks the scope the
- * method needs (`read` for GET/HEAD, `write` otherwise); sets `principal`
+ * method needs (`read` for GET/HEAD, `write` otherwise), after what a
+ * person's role allows (./operation-access.ts); sets `principal` and `reach`
  * and says which account the request works for (src/db/client.ts `useAccount`).
  * A publishable key (`pk_…`, in the header or as `?key=`) is taken instead
  * of a token on the operations that accept one (publishable-keys.ts).
@@ -17,7 +18,9 @@ import { PUBLISHABLE_KEY_PREFIX } from "../core/secrets";
 import { useAccount } from "../db/client";
 import { queryCredential } from "../http/middleware/query-parameters";
 import { matchedOperation } from "../http/route-metadata";
+import { WHOLE_ACCOUNT } from "../db/reach";
 import { clientInGoodStanding } from "./client-status";
+import { authorizeOperation } from "./operation-access";
 import { signingKeys } from "../core/signing";
 import { assertOriginAllowed, authenticateKey, type ResolvedKey } from "./publishable-keys";
 import { personIdOf } from "./person-token";
@@ -108,6 +111,8 @@ export const requireToken = () =>
     if (token.startsWith(PUBLISHABLE_KEY_PREFIX)) {
       const key = await keyPrincipal(c, token);
       c.set("principal", key);
+      // What a key reads is narrowed by its own rules (src/db/published.ts), not by a role.
+      c.set("reach", WHOLE_ACCOUNT);
       await useAccount(key.accountId);
       await next();
       // The key's own CORS rule: readable by the pages it allows, whatever CORS_ORIGINS says.
@@ -121,6 +126,8 @@ export const requireToken = () =>
     if (result.kind === "invalid") throw unauthorized(result.reason, true);
     const { claims } = result;
     const principal = claims.sid === undefined ? await clientOf(c, claims) : await personOf(c, claims, claims.sid);
+    // The role before the scope: what a person's role does not allow is refused as such.
+    c.set("reach", authorizeOperation(c, principal));
     const needed = scopeFor(c.req.method);
     if (!principal.scopes.includes(needed)) {
       throw new ApiError("insufficient_scope", `This operation needs the "${needed}" scope.`, {

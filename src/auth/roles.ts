@@ -1,12 +1,18 @@
 /**
  * Who may do what: for every operation of the API, what each role of a
- * person may do with it (docs/people-and-roles.md shows this table;
- * ./role-check.ts applies it).
+ * person may do with it (docs/people-and-roles.md shows this table, and
+ * test/roles.test.ts calls every operation as every role and checks the
+ * answers against the table in the docs, so neither can drift from the other;
+ * ./operation-access.ts applies it to every request a person's token makes).
  *
  *   all   on anything of the account
- *   own   on what the person created, or what a list they may edit holds
+ *   own   on what the person created (`created_by` names them)
  *   list  on the lists given to the person, the pinpoints in them and those pinpoints' events
  *   none  refused with 403 `role_forbidden`
+ *
+ * A person with an account role who is also given some lists may do what
+ * either allows: what the role's cell allows, and what the list role's cell
+ * allows in those lists (./operation-access.ts).
  *
  * Clients (client credentials) are not in the table: their scopes decide, as
  * before people existed, except for what only a person may do (members,
@@ -67,7 +73,8 @@ export const PERMISSIONS = {
   listCategories: READ_SHARED,
   getCategory: READ_SHARED,
   createCategory: CREATE,
-  updateCategory: CHANGE,
+  // Categories are in no list: a list editor has none to change, a contributor those they created.
+  updateCategory: row("all", "all", "all", "own", "none", "none", "none"),
   deleteCategory: DELETE,
   listChanges: READ_ACCOUNT_WIDE,
   getTileMvt: READ_ACCOUNT_WIDE,

@@ -104,16 +104,17 @@ export const categoryRoutes = resourceApp()
   .put(
     `/${ID}`,
     ...operations.update(validate("json", categoryUpdate), async (c) => {
-      const writer = writerOf(c.var.principal);
+      const { principal, reach } = c.var;
+      const writer = writerOf(principal);
       const { image_file, ...fields } = c.req.valid("json");
       const expected = ifMatch(c);
       // Checked before anything is uploaded: a refused write stores nothing.
-      const current = await writableCategory(c.env.DB, writer.accountId, pathId(c, "category"));
+      const current = await writableCategory(c.env.DB, writer.accountId, pathId(c, "category"), reach);
       assertVersion(current.version, expected, "category");
       const row = await writeWithMedia(
         c,
         { file: image_file, pointer: "/image_file", previousKey: current.image_key, accept: "image" },
-        (key) => categoryRows.update(c.env.DB, writer, current.id, { ...fields, image_key: key }, expected),
+        (key) => categoryRows.update(c.env.DB, writer, current.id, { ...fields, image_key: key }, reach, expected),
       );
       setETag(c, row.version);
       return c.json(categoryToJson(row, mediaUrls(c), await actorsOf(c, [row])));
@@ -122,7 +123,8 @@ export const categoryRoutes = resourceApp()
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      const row = await deleteCategory(c.env.DB, writerOf(c.var.principal), pathId(c, "category"), ifMatch(c));
+      const { principal, reach } = c.var;
+      const row = await deleteCategory(c.env.DB, writerOf(principal), pathId(c, "category"), reach, ifMatch(c));
       deleteMediaLater(c, [row.image_key]);
       return c.body(null, 204);
     }),

@@ -96,6 +96,19 @@ export type SessionInfo = {
 /** Who is calling. */
 export type Principal = ClientPrincipal | PersonPrincipal | KeyPrincipal;
 
+/**
+ * What of its account a request may touch, from the caller's role (src/auth/operation-access.ts and
+ * docs/people-and-roles.md): the rows it `acts` on, null for every row of the account, else those
+ * `createdBy` created (when set) and those in or of the lists `lists`; and what it `sees`, null for
+ * the whole account, else the lists given, the pinpoints in them and those pinpoints' events. `role`
+ * names the role that sets the limits, for the answers that cite it.
+ */
+export type Reach = {
+  role: string;
+  acts: { createdBy: string | null; lists: readonly number[] } | null;
+  sees: readonly number[] | null;
+};
+
 export type AppEnv = {
   Bindings: Bindings;
   Variables: {
@@ -104,5 +117,7 @@ export type AppEnv = {
     principal: Principal;
     /** Set by `requireSession` on the routes a signed-in browser calls with its cookie. */
     session: SessionInfo;
+    /** Set by `requireToken` with `principal`: the rows the caller's role lets the operation touch. */
+    reach: Reach;
   };
 };

@@ -3,9 +3,11 @@
  * account's object is a 403, an id that does not exist a 404, and nothing of
  * another account's object is ever returned.
  */
-import { getTableName, type Table } from "drizzle-orm";
+import { getTableName, sql, type Table } from "drizzle-orm";
 import { ApiError, forbidden, notFound } from "../core/problem";
 import { ownersElsewhere } from "./client";
+import { beyondReach, type TableReach } from "./reach";
+import { rawRows } from "./search/raw-rows";
 
 /**
  * A 404 for an id the request's own database does not hold, which may still
@@ -51,10 +53,10 @@ export function ownedOr404<Row extends { account_id: number | null }>(
 }
 
 /**
- * Explains why a write scoped to `(id, account_id)` touched no row: throws
- * 404 when the id does not exist, 403 when another account owns it, and
- * `ifOwned` when the caller owns it after all (by default 404: the row
- * appeared between the write and this read; a conditional write passes 412).
+ * Explains why a write scoped to `(id, account_id)` (and to the caller's reach, `within`) touched no
+ * row: throws 404 when the id does not exist, 403 when another account owns it, the answer for a row
+ * beyond the caller's reach (src/db/reach.ts), and `ifOwned` when the caller may change it after all
+ * (by default 404: the row disappeared between the write and this read; a conditional write passes 412).
  */
 export async function throwMissingOrForbidden(
   d1: D1Database,
@@ -63,12 +65,14 @@ export async function throwMissingOrForbidden(
   accountId: number,
   what: string,
   ifOwned: ApiError = notFound(what),
+  within?: TableReach,
 ): Promise<never> {
-  const row = await d1
-    .prepare(`SELECT account_id FROM "${getTableName(table)}" WHERE id = ?`)
-    .bind(id)
-    .first<{ account_id: number | null }>();
-  ownedOr404(row ?? undefined, accountId, what, { table, id });
+  const [row] = await rawRows(
+    d1,
+    sql`SELECT account_id, ${within?.acts ?? sql`1`} AS acts, ${within?.sees ?? sql`1`} AS sees FROM ${table} WHERE id = ${id}`,
+  );
+  ownedOr404(row as { account_id: number | null } | undefined, accountId, what, { table, id });
+  if (within && !row!.acts) throw beyondReach(within.reach, what, Boolean(row!.sees));
   throw ifOwned;
 }
 

@@ -4,6 +4,7 @@
  * cleared or when the event is deleted.
  */
 import { actorsOf, toJsonWithActors, writerOf } from "../auth/actor";
+import { reachFor } from "../auth/operation-access";
 import { resourceApp } from "../auth/resource-app";
 import { idParam } from "../fields/schemas";
 import { checkPoint, INSTANT_SCHEMA, instantParam, searchParams, sharedSearch } from "../fields/search-params";
@@ -33,7 +34,14 @@ import {
   foundEventJson,
 } from "./schemas";
 import { eventSortKeyOf, searchEvents, type EventSearch } from "./search";
-import { assertEventPinpoint, assertPinpointOwner, eventForUpdate, eventRows, pagePinpointEvents } from "./store";
+import {
+  assertEventPinpoint,
+  assertPinpointOwner,
+  eventForUpdate,
+  eventRows,
+  pageListsEvents,
+  pagePinpointEvents,
+} from "./store";
 
 /** The search parameters; with none of them, pages are exactly as before they existed. */
 const SEARCH_PARAMETERS = [
@@ -143,14 +151,17 @@ export const eventRoutes = resourceApp()
     "/",
     ...operations.list(validate("query", eventQuery), geojson, async (c) => {
       const query = c.req.valid("query");
-      const { principal } = c.var;
+      const { principal, reach } = c.var;
       const { accountId } = principal;
       const { pinpoint } = query;
       const mediaUrl = mediaUrls(c);
       // A publishable key reads the events at its lists' pinpoints: at one it publishes, or at all of them.
+      // A list collaborator reads the events at the pinpoints of their lists.
       const published = principal.kind === "key" && pinpoint === undefined ? principal.lists : undefined;
+      const within =
+        principal.kind === "key" ? published : pinpoint === undefined ? (reach.sees ?? undefined) : undefined;
       if (principal.kind === "key" && pinpoint !== undefined) {
-        await foreignAsMissing(assertPinpointOwner(c.env.DB, accountId, pinpoint), "pinpoint");
+        await foreignAsMissing(assertPinpointOwner(c.env.DB, accountId, pinpoint, reach), "pinpoint");
         await assertPublishedPinpoint(c.env.DB, principal.lists, pinpoint);
       }
       return c.json(
@@ -161,13 +172,15 @@ export const eventRoutes = resourceApp()
           filters: pinpoint === undefined ? {} : { pinpoint },
           alwaysSearch: published !== undefined,
           page: (bound, take) =>
-            pinpoint === undefined
-              ? eventRows.page(c.env.DB, accountId, bound, take)
-              : pagePinpointEvents(c.env.DB, accountId, pinpoint, bound, take),
+            pinpoint !== undefined
+              ? pagePinpointEvents(c.env.DB, accountId, pinpoint, reach, bound, take)
+              : reach.sees !== null
+                ? pageListsEvents(c.env.DB, accountId, reach.sees, bound, take)
+                : eventRows.page(c.env.DB, accountId, bound, take),
           search: async () => {
-            if (pinpoint !== undefined) await assertPinpointOwner(c.env.DB, accountId, pinpoint);
+            if (pinpoint !== undefined) await assertPinpointOwner(c.env.DB, accountId, pinpoint, reach);
             const { from, to } = query;
-            const search: EventSearch = { ...sharedSearch(query), from, to, pinpoint, published };
+            const search: EventSearch = { ...sharedSearch(query), from, to, pinpoint, within };
             return {
               fetch: (bound, take) => searchEvents(c.env.DB, accountId, search, bound, take),
               keyOf: eventSortKeyOf(search),
@@ -181,10 +194,11 @@ export const eventRoutes = resourceApp()
   .post(
     "/",
     ...operations.create(validate("json", eventCreate), async (c) => {
-      const writer = writerOf(c.var.principal);
+      const { principal, reach } = c.var;
+      const writer = writerOf(principal);
       const { media_file, ...fields } = c.req.valid("json");
       // Checked before anything is uploaded: a refused write stores nothing.
-      await assertEventPinpoint(c.env.DB, writer.accountId, fields.pinpoint);
+      await assertEventPinpoint(c.env.DB, writer.accountId, fields.pinpoint, reach);
       const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey: null }, (key) =>
         eventRows.insert(c.env.DB, writer, { ...fields, media_key: key }),
       );
@@ -195,8 +209,8 @@ export const eventRoutes = resourceApp()
   .get(
     `/${ID}`,
     ...operations.get(geojson, async (c) => {
-      const { principal } = c.var;
-      const read = eventRows.get(c.env.DB, principal.accountId, pathId(c, "event"));
+      const { principal, reach } = c.var;
+      const read = eventRows.get(c.env.DB, principal.accountId, pathId(c, "event"), reach);
       const row = await (principal.kind === "key" ? foreignAsMissing(read, "event") : read);
       if (principal.kind === "key" && !(await isPublishedPinpoint(c.env.DB, principal.lists, row.pinpoint))) {
         throw notFound("event");
@@ -207,15 +221,19 @@ export const eventRoutes = resourceApp()
   .put(
     `/${ID}`,
     ...operations.update(validate("json", eventUpdate), async (c) => {
-      const writer = writerOf(c.var.principal);
+      const { principal, reach } = c.var;
+      const writer = writerOf(principal);
       const { media_file, ...fields } = c.req.valid("json");
       const expected = ifMatch(c);
-      const current = await eventForUpdate(c.env.DB, writer.accountId, pathId(c, "event"), fields.pinpoint);
+      // Moving the event places it at another pinpoint, as creating one there would.
+      const placing = reachFor(principal, "createEvent");
+      const id = pathId(c, "event");
+      const current = await eventForUpdate(c.env.DB, writer.accountId, id, fields.pinpoint, reach, placing);
       assertVersion(current.version, expected, "event");
       const row = await writeWithMedia(
         c,
         { file: media_file, pointer: "/media_file", previousKey: current.media_key },
-        (key) => eventRows.update(c.env.DB, writer, current.id, { ...fields, media_key: key }, expected),
+        (key) => eventRows.update(c.env.DB, writer, current.id, { ...fields, media_key: key }, reach, expected),
       );
       setETag(c, row.version);
       return c.json(eventToJson(row, mediaUrls(c), await actorsOf(c, [row])));
@@ -224,7 +242,8 @@ export const eventRoutes = resourceApp()
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      const row = await eventRows.delete(c.env.DB, writerOf(c.var.principal), pathId(c, "event"), ifMatch(c));
+      const { principal, reach } = c.var;
+      const row = await eventRows.delete(c.env.DB, writerOf(principal), pathId(c, "event"), reach, ifMatch(c));
       deleteMediaLater(c, [row.media_key]);
       return c.body(null, 204);
     }),

@@ -35,8 +35,11 @@ export type EventSearch = {
   tags?: string[];
   updatedSince?: number;
   pinpoint?: number;
-  /** Only the events at pinpoints a publishable key reading these lists sees (src/db/published.ts). */
-  published?: PublishedLists;
+  /**
+   * Only the events at pinpoints in these lists (null: in any list): what a publishable key reading them
+   * sees (src/db/published.ts), or a list collaborator (src/db/reach.ts).
+   */
+  within?: PublishedLists;
 };
 
 /** A result row with what orders it. */
@@ -75,7 +78,7 @@ function filters(accountId: number, s: EventSearch, { withText }: { withText: bo
   if (s.bbox) where.push(inBoxSql(s.bbox, sql`p.latitude`, sql`p.longitude`));
   if (s.near?.radius !== undefined) where.push(sql`${placeDistance(s.near)} <= ${s.near.radius}`);
   if (withText && s.q) where.push(sql`+events.id IN (${matchingIds("events_fts", s.q)})`);
-  if (s.published !== undefined) where.push(publishedPinpointSql(s.published, sql`events.pinpoint_id`));
+  if (s.within !== undefined) where.push(publishedPinpointSql(s.within, sql`events.pinpoint_id`));
   return where;
 }
 

@@ -10,9 +10,16 @@
  * travel as one JSON parameter expanded by json_each(), so no statement comes
  * near D1's limit of 100 bound parameters. Valid items are applied even when
  * others fail; each failure is reported by index.
+ *
+ * The caller's reach (src/db/reach.ts) is part of the same statements: the
+ * list must be one their role lets them change (else 403 `role_forbidden`,
+ * or 404 if they cannot see it), and a pinpoint they cannot see is reported
+ * `not_found`, as one that does not exist.
  */
+import type { Reach } from "../core/env";
 import type { Writer } from "../db/owned";
 import { foreignElsewhere, ownedOr404 } from "../db/ownership";
+import { beyondReach } from "../db/reach";
 import { lists, pinpoints } from "../db/schema";
 import { membershipItem, type BatchItemError, type BatchResult } from "./schemas";
 
@@ -33,8 +40,17 @@ function parseItems(items: readonly unknown[]): Parsed {
   return parsed;
 }
 
-const LIST_OWNER = "SELECT account_id FROM lists WHERE id = ?1";
-const OWNED_LIST = "EXISTS (SELECT 1 FROM lists WHERE id = ?1 AND account_id = ?3)";
+/**
+ * The reach as parameters: ?4 the lists whose pinpoints the caller sees, ?5 the lists they may change
+ * and ?6 whose creations (JSON arrays and an actor), each NULL where the reach does not narrow.
+ */
+const ACTS_ON_LIST = "(?5 IS NULL OR created_by = ?6 OR id IN (SELECT value FROM json_each(?5)))";
+const SEES_LIST = "(?4 IS NULL OR id IN (SELECT value FROM json_each(?4)))";
+const SEES_PINPOINT = `(?4 IS NULL OR EXISTS (SELECT 1 FROM list_pinpoints AS s
+  WHERE s.pinpoint_id = pinpoints.id AND s.list_id IN (SELECT value FROM json_each(?4))))`;
+
+const LIST_OWNER = `SELECT account_id, ${ACTS_ON_LIST} AS acts, ${SEES_LIST} AS sees FROM lists WHERE id = ?1`;
+const OWNED_LIST = `EXISTS (SELECT 1 FROM lists WHERE id = ?1 AND account_id = ?3 AND ${ACTS_ON_LIST})`;
 
 /**
  * The caller's pinpoints among the ids, read from the `(account_id, id)`
@@ -42,8 +58,11 @@ const OWNED_LIST = "EXISTS (SELECT 1 FROM lists WHERE id = ?1 AND account_id = ?
  * of 1,000 lookups of the wide pinpoint rows (measured, bench/). The ids are
  * distinct (applyBatch sends a set), so json_each() needs no DISTINCT.
  */
-const OWNED_PINPOINTS = "SELECT id FROM pinpoints WHERE account_id = ?3 AND id IN (SELECT value FROM json_each(?2))";
-const OWNER = "(SELECT account_id FROM pinpoints WHERE id = j.value)";
+const OWNED_PINPOINTS = `SELECT id FROM pinpoints WHERE account_id = ?3 AND id IN (SELECT value FROM json_each(?2))
+  AND ${SEES_PINPOINT}`;
+/** A pinpoint's account, or NULL where it does not exist or is the caller's account's but unseen by them. */
+const OWNER = `(SELECT CASE WHEN account_id = ?3 AND NOT ${SEES_PINPOINT} THEN NULL ELSE account_id END
+  FROM pinpoints WHERE id = j.value)`;
 const MEMBER = "EXISTS (SELECT 1 FROM list_pinpoints WHERE list_id = ?1 AND pinpoint_id = j.value)";
 
 /**
@@ -81,24 +100,36 @@ const END_BATCH = "DELETE FROM list_batches WHERE list_id = ?1";
 
 type Classified = { id: number; account_id: number | null };
 
+/** ?4 to ?6 of the statements above, from the caller's reach (D1 takes as many values as the highest ?N). */
+const reachParameters = ({ acts, sees }: Reach) => [
+  sees === null ? null : JSON.stringify(sees),
+  acts === null ? null : JSON.stringify(acts.lists),
+  acts?.createdBy ?? null,
+];
+
 async function applyBatch(
   d1: D1Database,
   { accountId, actor }: Writer,
   listId: number,
+  reach: Reach,
   items: readonly unknown[],
   operation: "add" | "remove",
 ): Promise<BatchResult> {
   const { valid, errors } = parseItems(items);
   const ids = JSON.stringify([...new Set(valid.map((v) => v.id))]);
+  const within = reachParameters(reach);
   const [owner, classified] = await d1.batch([
-    d1.prepare(LIST_OWNER).bind(listId),
-    d1.prepare(CLASSIFY[operation]).bind(listId, ids, accountId),
+    d1.prepare(LIST_OWNER).bind(listId, null, null, ...within),
+    d1.prepare(CLASSIFY[operation]).bind(listId, ids, accountId, within[0]),
     d1.prepare(BEGIN_BATCH).bind(listId),
-    d1.prepare(WRITE[operation]).bind(listId, ids, accountId),
+    d1.prepare(WRITE[operation]).bind(listId, ids, accountId, ...within),
+    // Stamps only a list the write changed, so only one within the caller's reach.
     d1.prepare(STAMP).bind(listId, accountId, actor),
     d1.prepare(END_BATCH).bind(listId),
   ]);
-  ownedOr404((owner!.results as { account_id: number }[])[0], accountId, "list", { table: lists, id: listId });
+  const list = (owner!.results as { account_id: number; acts: number; sees: number }[])[0];
+  ownedOr404(list, accountId, "list", { table: lists, id: listId });
+  if (!list!.acts) throw beyondReach(reach, "list", Boolean(list!.sees));
 
   const rows = classified!.results as Classified[];
   const missing = rows.filter((row) => row.account_id === null).map((row) => row.id);
@@ -121,8 +152,13 @@ async function applyBatch(
   return { total: items.length, errors };
 }
 
-export const addToList = (d1: D1Database, writer: Writer, listId: number, items: readonly unknown[]) =>
-  applyBatch(d1, writer, listId, items, "add");
+export const addToList = (d1: D1Database, writer: Writer, listId: number, reach: Reach, items: readonly unknown[]) =>
+  applyBatch(d1, writer, listId, reach, items, "add");
 
-export const removeFromList = (d1: D1Database, writer: Writer, listId: number, items: readonly unknown[]) =>
-  applyBatch(d1, writer, listId, items, "remove");
+export const removeFromList = (
+  d1: D1Database,
+  writer: Writer,
+  listId: number,
+  reach: Reach,
+  items: readonly unknown[],
+) => applyBatch(d1, writer, listId, reach, items, "remove");

@@ -123,10 +123,11 @@ export const listRoutes = resourceApp()
           collection: "lists",
           query: c.req.valid("query"),
           fetch: (bound, take) => {
-            const { principal } = c.var;
-            // A publishable key reads the lists it publishes.
-            return principal.kind === "key" && principal.lists !== null
-              ? pageListsAmong(c.env.DB, principal.accountId, principal.lists, bound, take)
+            const { principal, reach } = c.var;
+            // A publishable key reads the lists it publishes; a list collaborator, the lists given to them.
+            const among = principal.kind === "key" ? principal.lists : reach.sees;
+            return among !== null
+              ? pageListsAmong(c.env.DB, principal.accountId, among, bound, take)
               : listRows.page(c.env.DB, principal.accountId, bound, take);
           },
           pageJson: (rows) => toJsonWithActors(c, rows, listToJson),
@@ -145,18 +146,19 @@ export const listRoutes = resourceApp()
   .get(
     `/${ID}`,
     ...operations.get(async (c) => {
-      const { principal } = c.var;
+      const { principal, reach } = c.var;
       const id = pathId(c, "list");
       if (principal.kind === "key") await assertListPublished(c.env.DB, principal, id);
-      const row = await listRows.get(c.env.DB, principal.accountId, id);
+      const row = await listRows.get(c.env.DB, principal.accountId, id, reach);
       return jsonWithETag(c, row.version, listToJson(row, await actorsOf(c, [row])));
     }),
   )
   .put(
     `/${ID}`,
     ...operations.update(validate("json", listUpdate), async (c) => {
-      const writer = writerOf(c.var.principal);
-      const row = await listRows.update(c.env.DB, writer, pathId(c, "list"), c.req.valid("json"), ifMatch(c));
+      const { principal, reach } = c.var;
+      const id = pathId(c, "list");
+      const row = await listRows.update(c.env.DB, writerOf(principal), id, c.req.valid("json"), reach, ifMatch(c));
       setETag(c, row.version);
       return c.json(listToJson(row, await actorsOf(c, [row])));
     }),
@@ -164,7 +166,8 @@ export const listRoutes = resourceApp()
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      await listRows.delete(c.env.DB, writerOf(c.var.principal), pathId(c, "list"), ifMatch(c));
+      const { principal, reach } = c.var;
+      await listRows.delete(c.env.DB, writerOf(principal), pathId(c, "list"), reach, ifMatch(c));
       return c.body(null, 204);
     }),
   )
@@ -172,14 +175,16 @@ export const listRoutes = resourceApp()
     `/${ID}/pinpoints`,
     ...operations.add(membershipItems, async (c) => {
       const items = checkBatchSize(c.req.valid("json"));
-      return c.json(await addToList(c.env.DB, writerOf(c.var.principal), pathId(c, "list"), items));
+      const { principal, reach } = c.var;
+      return c.json(await addToList(c.env.DB, writerOf(principal), pathId(c, "list"), reach, items));
     }),
   )
   .delete(
     `/${ID}/pinpoints`,
     ...operations.remove(membershipItems, async (c) => {
       const items = checkBatchSize(c.req.valid("json"));
-      const result = await removeFromList(c.env.DB, writerOf(c.var.principal), pathId(c, "list"), items);
+      const { principal, reach } = c.var;
+      const result = await removeFromList(c.env.DB, writerOf(principal), pathId(c, "list"), reach, items);
       // RFC 7240: a client that asks for a minimal response gets the documented 204.
       if (/\breturn=minimal\b/i.test(c.req.header("Prefer") ?? "")) {
         c.header("Preference-Applied", "return=minimal");

@@ -1,6 +1,6 @@
 /**
  * Lists in D1: create, get, update (partial), delete and page, every one
- * scoped to the caller's account. Deleting a list deletes its memberships
+ * scoped to the caller's account and reach (src/db/reach.ts). Deleting a list deletes its memberships
  * (foreign key cascade), not its pinpoints; membership batches are in
  * membership.ts.
  */
@@ -10,9 +10,10 @@ import { keyset, type Bound } from "../db/keyset";
 import { ownedRows } from "../db/owned";
 import { lists, type List } from "../db/schema";
 
-export const listRows = ownedRows(lists, { what: "list" });
+/** A list is "in" the lists given when it is one of them. */
+export const listRows = ownedRows(lists, { what: "list", inLists: (set) => sql`lists.id IN ${set}` });
 
-/** One keyset page of the account's lists among `ids` (a publishable key's). */
+/** One keyset page of the account's lists among `ids` (a publishable key's, a list collaborator's). */
 export async function pageListsAmong(
   d1: D1Database,
   accountId: number,

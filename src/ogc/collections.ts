@@ -102,7 +102,7 @@ async function pinpointPage(
   const rows =
     list === undefined
       ? await pinpointRows.page(c.env.DB, accountId, bound, take)
-      : await pageListPinpoints(c.env.DB, accountId, list, bound, take);
+      : await pageListPinpoints(c.env.DB, accountId, list, c.var.reach, bound, take);
   return pinpointFeatureRows(c, rows);
 }
 
@@ -120,7 +120,7 @@ const pinpointsCollection: Collection = {
   description: "Your places, in creation order.",
   page: (c, selection, bound, take) => pinpointPage(c, selection, undefined, bound, take),
   async feature(c, id) {
-    const row = await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id));
+    const row = await ownFeature(pinpointRows.get(c.env.DB, c.var.principal.accountId, id, c.var.reach));
     return (await pinpointFeatureRows(c, [row]))[0]!.feature;
   },
 };
@@ -141,7 +141,9 @@ const eventsCollection: Collection = {
     return eventFeatureRows(c, await searchEvents(c.env.DB, accountId, search, bound, take), eventSortKeyOf(search));
   },
   async feature(c, id) {
-    const [row] = await eventFeatureRows(c, [await ownFeature(eventRows.get(c.env.DB, c.var.principal.accountId, id))]);
+    const [row] = await eventFeatureRows(c, [
+      await ownFeature(eventRows.get(c.env.DB, c.var.principal.accountId, id, c.var.reach)),
+    ]);
     return row!.feature;
   },
 };
@@ -180,6 +182,7 @@ export async function collectionsOf(c: Context<AppEnv>): Promise<Collection[]> {
 
 /** The caller's collection with this id, or a 404 (another account's list included). */
 export async function collectionOf(c: Context<AppEnv>, id: string): Promise<Collection> {
+  // An access token's (a client's or a person's); a publishable key reads its lists only.
   if (c.var.principal.kind !== "key") {
     if (id === pinpointsCollection.id) return pinpointsCollection;
     if (id === eventsCollection.id) return eventsCollection;

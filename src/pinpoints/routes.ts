@@ -31,7 +31,7 @@ import {
   pinpointUpdate,
 } from "./schemas";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "./search";
-import { assertListOwner, deletePinpoint, pageListPinpoints, pinpointRows } from "./store";
+import { assertListOwner, deletePinpoint, pageListPinpoints, pageListsPinpoints, pinpointRows } from "./store";
 
 /** The search parameters; with none of them, pages are exactly as before they existed. */
 const SEARCH_PARAMETERS = [
@@ -153,13 +153,15 @@ export const pinpointRoutes = resourceApp()
     "/",
     ...operations.list(validate("query", listQuery), geojson, async (c) => {
       const query = c.req.valid("query");
-      const { principal } = c.var;
+      const { principal, reach } = c.var;
       const { accountId } = principal;
       const { list } = query;
       const mediaUrl = mediaUrls(c);
       // A publishable key reads its lists' pinpoints: one list it publishes, or all of them. Its lists are
       // known; whether one is the account's, the reads below check, another account's being absent to it.
+      // A list collaborator reads the pinpoints of their lists.
       const published = principal.kind === "key" && list === undefined ? principal.lists : undefined;
+      const within = principal.kind === "key" ? published : list === undefined ? (reach.sees ?? undefined) : undefined;
       if (principal.kind === "key" && list !== undefined && !publishesList(principal.lists, list)) {
         throw notFound("list");
       }
@@ -172,12 +174,14 @@ export const pinpointRoutes = resourceApp()
           filters: list === undefined ? {} : { list },
           alwaysSearch: published !== undefined,
           page: (bound, take) =>
-            list === undefined
-              ? pinpointRows.page(c.env.DB, accountId, bound, take)
-              : ownList(pageListPinpoints(c.env.DB, accountId, list, bound, take)),
+            list !== undefined
+              ? ownList(pageListPinpoints(c.env.DB, accountId, list, reach, bound, take))
+              : reach.sees !== null
+                ? pageListsPinpoints(c.env.DB, accountId, reach.sees, bound, take)
+                : pinpointRows.page(c.env.DB, accountId, bound, take),
           search: async () => {
-            if (list !== undefined) await ownList(assertListOwner(c.env.DB, accountId, list));
-            const search: PinpointSearch = { ...sharedSearch(query), category: query.category, list, published };
+            if (list !== undefined) await ownList(assertListOwner(c.env.DB, accountId, list, reach));
+            const search: PinpointSearch = { ...sharedSearch(query), category: query.category, list, within };
             return {
               fetch: (bound, take) => searchPinpoints(c.env.DB, accountId, search, bound, take),
               keyOf: sortKeyOf(search),
@@ -204,9 +208,9 @@ export const pinpointRoutes = resourceApp()
   .get(
     `/${ID}`,
     ...operations.get(geojson, async (c) => {
-      const { principal } = c.var;
+      const { principal, reach } = c.var;
       const id = pathId(c, "pinpoint");
-      const read = pinpointRows.get(c.env.DB, principal.accountId, id);
+      const read = pinpointRows.get(c.env.DB, principal.accountId, id, reach);
       const row = await (principal.kind === "key" ? foreignAsMissing(read, "pinpoint") : read);
       if (principal.kind === "key") await assertPublishedPinpoint(c.env.DB, principal.lists, id);
       return jsonWithETag(c, row.version, pinpointToJson(row, mediaUrls(c), await actorsOf(c, [row])));
@@ -216,18 +220,19 @@ export const pinpointRoutes = resourceApp()
     `/${ID}`,
     ...operations.update(validate("json", pinpointUpdate), async (c) => {
       const id = pathId(c, "pinpoint");
-      const writer = writerOf(c.var.principal);
+      const { principal, reach } = c.var;
+      const writer = writerOf(principal);
       const { media_file, ...fields } = c.req.valid("json");
       const expected = ifMatch(c);
       // With a file, ownership (and version) first, so a 403/404/412 costs no upload; its current key goes once replaced.
       let previousKey: string | null = null;
       if (media_file !== undefined) {
-        const current = await pinpointRows.get(c.env.DB, writer.accountId, id);
+        const current = await pinpointRows.get(c.env.DB, writer.accountId, id, reach);
         assertVersion(current.version, expected, "pinpoint");
         previousKey = current.media_key;
       }
       const row = await writeWithMedia(c, { file: media_file, pointer: "/media_file", previousKey }, (media_key) =>
-        pinpointRows.update(c.env.DB, writer, id, { ...fields, media_key }, expected),
+        pinpointRows.update(c.env.DB, writer, id, { ...fields, media_key }, reach, expected),
       );
       setETag(c, row.version);
       return c.json(pinpointToJson(row, mediaUrls(c), await actorsOf(c, [row])));
@@ -237,7 +242,8 @@ export const pinpointRoutes = resourceApp()
     `/${ID}`,
     ...operations.delete(async (c) => {
       const id = pathId(c, "pinpoint");
-      deleteMediaLater(c, await deletePinpoint(c.env.DB, writerOf(c.var.principal), id, ifMatch(c)));
+      const { principal, reach } = c.var;
+      deleteMediaLater(c, await deletePinpoint(c.env.DB, writerOf(principal), id, reach, ifMatch(c)));
       return c.body(null, 204);
     }),
   );

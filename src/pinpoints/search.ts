@@ -32,8 +32,11 @@ export type PinpointSearch = {
   category?: number[];
   updatedSince?: number;
   list?: number;
-  /** Only the pinpoints a publishable key reading these lists sees (src/db/published.ts). */
-  published?: PublishedLists;
+  /**
+   * Only the pinpoints in these lists (null: in any list): what a publishable key reading them sees
+   * (src/db/published.ts), or a list collaborator (src/db/reach.ts).
+   */
+  within?: PublishedLists;
 };
 
 /** A result row with what orders it: the distance from the point, or the text tier. */
@@ -77,13 +80,13 @@ function filters(accountId: number, s: PinpointSearch, options: { withText: bool
     where.push(sql`${id} IN (SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ${s.list})`);
   }
   if (options.withText && s.q) where.push(sql`+pinpoints.id IN (${matchingIds("pinpoints_fts", s.q)})`);
-  if (s.published !== undefined) where.push(publishedPinpointSql(s.published, sql`pinpoints.id`));
+  if (s.within !== undefined) where.push(publishedPinpointSql(s.within, sql`pinpoints.id`));
   return where;
 }
 
 /**
  * The conditions a pinpoint of `accountId` must meet to match `s`, on the exact columns of
- * `pinpoints` (every filter, the text and the published lists included), for a read that chooses
+ * `pinpoints` (every filter, the text and the lists it is within included), for a read that chooses
  * its own candidates: the vector tiles' (src/tiles/).
  */
 export const searchConditions = (accountId: number, s: PinpointSearch): SQL[] =>

@@ -1,14 +1,21 @@
-/** Pinpoints in D1: every read and write is scoped to the caller's account. */
-import { and, eq, exists, inArray, isNotNull } from "drizzle-orm";
-import { fieldError } from "../core/problem";
+/** Pinpoints in D1: every read and write is scoped to the caller's account and reach (src/db/reach.ts). */
+import { and, eq, exists, inArray, isNotNull, sql } from "drizzle-orm";
+import type { Reach } from "../core/env";
+import { fieldError, notFound } from "../core/problem";
 import { database } from "../db/client";
 import { isForeignKeyViolation } from "../db/errors";
 import { keyset, type Bound } from "../db/keyset";
 import { ownedRows, type Writer } from "../db/owned";
 import { ownedOr404, throwMissingOrForbidden } from "../db/ownership";
+import { listSet, pinpointInLists, seesList, tableReach } from "../db/reach";
+import { rawRows, rowMapper } from "../db/search/raw-rows";
+import { keysetSql } from "../db/search/search-sql";
 import { withSearchColumns } from "../fields/search-columns";
 import { events, listPinpoints, lists, pinpoints, type Pinpoint } from "../db/schema";
 import { missedOwnRow, versionIs, type Expected } from "../db/versions";
+
+/** A pinpoint is in the lists it is a member of. */
+const inLists = pinpointInLists(sql`pinpoints.id`);
 
 /**
  * Create, get, update (partial), delete and page. Deleting a pinpoint takes
@@ -16,6 +23,7 @@ import { missedOwnRow, versionIs, type Expected } from "../db/versions";
  */
 const pinpointTable = ownedRows(pinpoints, {
   what: "pinpoint",
+  inLists,
   // The only foreign key a client chooses is `category`: a violation means it names no category.
   mapError(error) {
     if (isForeignKeyViolation(error)) throw fieldError("/category", "must name an existing category");
@@ -33,18 +41,21 @@ export const pinpointRows = {
     writer: Writer,
     id: number,
     values: Parameters<typeof pinpointTable.update>[3],
+    reach: Reach,
     expected?: Expected,
-  ) => pinpointTable.update(d1, writer, id, withSearchColumns(values), expected),
+  ) => pinpointTable.update(d1, writer, id, withSearchColumns(values), reach, expected),
 };
 
 /**
  * One keyset page of the pinpoints in a list, read in the same round trip as
- * the list's owner; 404/403 for a missing or foreign list.
+ * the list's owner; 404/403 for a missing or foreign list, 404 for one the
+ * caller's reach does not see.
  */
 export async function pageListPinpoints(
   d1: D1Database,
   accountId: number,
   listId: number,
+  reach: Reach,
   bound: Bound,
   take: number,
 ): Promise<Pinpoint[]> {
@@ -61,11 +72,12 @@ export async function pageListPinpoints(
       .limit(take),
   ]);
   ownedOr404(list[0], accountId, "list", { table: lists, id: listId });
+  if (!seesList(reach, listId)) throw notFound("list");
   return rows.map((r) => r.pinpoint);
 }
 
-/** 404/403 unless list `listId` exists and is the caller's. */
-export async function assertListOwner(d1: D1Database, accountId: number, listId: number): Promise<void> {
+/** 404/403 unless list `listId` exists and is the caller's; 404 if the caller's reach does not see it. */
+export async function assertListOwner(d1: D1Database, accountId: number, listId: number, reach: Reach): Promise<void> {
   const db = database(d1);
   ownedOr404(
     await db.select({ account_id: lists.account_id }).from(lists).where(eq(lists.id, listId)).get(),
@@ -73,11 +85,47 @@ export async function assertListOwner(d1: D1Database, accountId: number, listId:
     "list",
     { table: lists, id: listId },
   );
+  if (!seesList(reach, listId)) throw notFound("list");
+}
+
+const toPinpoint = rowMapper(pinpoints);
+
+/**
+ * One keyset page of the pinpoints in any of `listIds` (a list collaborator's), each once. Each list gives
+ * at most a page of its members beyond the bound, read from the membership's `(list_id, pinpoint_id)` key
+ * up to its page's last id, so a page costs the same however large the account, the lists or the page's
+ * number: a page's size per list.
+ */
+export async function pageListsPinpoints(
+  d1: D1Database,
+  accountId: number,
+  listIds: readonly number[],
+  bound: Bound,
+  take: number,
+): Promise<Pinpoint[]> {
+  const member = (alias: string) => sql.raw(`${alias}.pinpoint_id`);
+  const inPage = keysetSql([member("m")], bound);
+  const ends = keysetSql([member("e")], bound);
+  const page = keysetSql([sql`pinpoints.id`], bound);
+  const backwards = bound?.direction === "before";
+  // The take-th member of the list beyond the bound (SQLite's integer limits when the list has fewer).
+  const last = sql`coalesce((SELECT e.pinpoint_id FROM list_pinpoints AS e WHERE ${sql.join(
+    [sql`e.list_id = l.value`, ...ends.where],
+    sql` AND `,
+  )} ORDER BY ${ends.order} LIMIT 1 OFFSET ${take - 1}), ${sql.raw(backwards ? "-9223372036854775808" : "9223372036854775807")})`;
+  const members = sql`SELECT m.pinpoint_id FROM ${listSet(listIds)} AS l CROSS JOIN list_pinpoints AS m ON m.list_id = l.value
+    WHERE ${sql.join([...inPage.where, sql`m.pinpoint_id ${sql.raw(backwards ? ">=" : "<=")} ${last}`], sql` AND `)}`;
+  const rows = await rawRows(
+    d1,
+    sql`SELECT pinpoints.* FROM pinpoints WHERE pinpoints.account_id = ${accountId} AND pinpoints.id IN (${members})
+      ${page.where.length > 0 ? sql`AND ${page.where[0]!}` : sql``} ORDER BY ${page.order} LIMIT ${take}`,
+  );
+  return rows.map(toPinpoint);
 }
 
 /**
  * Deletes a pinpoint (its list memberships and events go with it, by foreign
- * key cascade), only at one of the `expected` versions if given, and returns the media keys that are no longer referenced: its
+ * key cascade), only within `reach` and at one of the `expected` versions if given, and returns the media keys that are no longer referenced: its
  * own and its events'. Both are read in the same transaction as the delete,
  * so an event added meanwhile cannot take its media key along unseen. The
  * pinpoint, its events and the lists it leaves are stamped with the deleter
@@ -89,10 +137,17 @@ export async function deletePinpoint(
   d1: D1Database,
   { accountId, actor }: Writer,
   id: number,
+  reach: Reach,
   expected: Expected = null,
 ): Promise<(string | null)[]> {
   const db = database(d1);
-  const target = and(eq(pinpoints.id, id), eq(pinpoints.account_id, accountId), versionIs(pinpoints.version, expected));
+  const within = tableReach(reach, { createdBy: pinpoints.created_by, inLists });
+  const target = and(
+    eq(pinpoints.id, id),
+    eq(pinpoints.account_id, accountId),
+    versionIs(pinpoints.version, expected),
+    within.acts,
+  );
   const deleting = exists(db.select({ id: pinpoints.id }).from(pinpoints).where(target));
   const [eventMedia, , , , deleted] = await db.batch([
     db
@@ -120,7 +175,8 @@ export async function deletePinpoint(
     db.delete(pinpoints).where(target).returning({ media_key: pinpoints.media_key }),
   ]);
   if (!deleted[0]) {
-    return throwMissingOrForbidden(d1, pinpoints, id, accountId, "pinpoint", missedOwnRow("pinpoint", expected));
+    const ifOwned = missedOwnRow("pinpoint", expected);
+    return throwMissingOrForbidden(d1, pinpoints, id, accountId, "pinpoint", ifOwned, within);
   }
   return [deleted[0].media_key, ...eventMedia.map((e) => e.media_key)];
 }

@@ -79,7 +79,7 @@ async function readerFor(c: Context<AppEnv>, list: number | undefined): Promise<
   const { principal } = c.var;
   if (list !== undefined) {
     if (principal.kind === "key") await assertListPublished(c.env.DB, principal, list);
-    else await assertListOwner(c.env.DB, principal.accountId, list);
+    else await assertListOwner(c.env.DB, principal.accountId, list, c.var.reach);
   }
   return { accountId: principal.accountId, published: principal.kind === "key" ? principal.lists : undefined };
 }

@@ -136,10 +136,10 @@ async function placesInTile(
   tile: Tile,
 ): Promise<TilePlace[] | undefined> {
   const { accountId } = reader;
-  const search: PinpointSearch = { ...filters, published: filters.list === undefined ? reader.published : undefined };
+  const search: PinpointSearch = { ...filters, within: filters.list === undefined ? reader.published : undefined };
   const drivers: SQL[] = [rtreeIds(accountId, rects(tileBox(tile)))];
   if (filters.q) drivers.push(accountMatchingIds("pinpoints_fts", "pinpoints", accountId, filters.q));
-  const lists = filters.list !== undefined ? [filters.list] : (search.published ?? undefined);
+  const lists = filters.list !== undefined ? [filters.list] : (search.within ?? undefined);
   // The list of `list=` and a key's lists were checked to be the account's, and so are their members.
   if (lists) {
     drivers.push(

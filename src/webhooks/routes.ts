@@ -216,7 +216,7 @@ async function afterResponse(c: Context<AppEnv>, work: Promise<void>): Promise<v
 }
 
 /**
- * After a successful write by a client (any 2xx answer to a method other than
+ * After a successful write with an access token (a client's or a person's: any 2xx answer to a method other than
  * GET, HEAD or OPTIONS), a message for each of its account's enabled
  * webhooks, sent after the response: the write is delivered within seconds.
  * Which webhooks those are is read at most once per NUDGE_CACHE_MS per
