@@ -1,42 +1,108 @@
 /**
- * `npm test`: every suite in turn, then one verdict. Each suite prints its own
- * report (vitest's table, node:test's TAP), which used to be the last thing on
- * the screen, so a newcomer read a sub-suite's summary as the whole answer.
- * Stops at the first failing suite, as the `&&` chain it replaces did.
+ * `npm test`: every suite, then one verdict. Each suite prints its own report
+ * (vitest's table, node:test's TAP), which used to be the last thing on the
+ * screen, so a newcomer read a sub-suite's summary as the whole answer.
+ *
+ * The checks and the two workerd runs go one after another: each keeps every
+ * core busy. The end-to-end suites spend much of their time waiting (on
+ * wrangler starting, on a browser, on a server's answer), so they run one per
+ * core, each one's output printed whole when it ends. Those that run
+ * `npm start` or `npm run preview` in the working copy never overlap: the
+ * commands write the developer's .dev-client.json, .dev-person.json and
+ * .dev.vars there (scripts/lib/dev-server.ts `saveLocalFiles`). After a
+ * failure no further suite starts; those running finish.
  */
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { ROOT } from "./lib/wrangler.ts";
 
-const SUITES = [
-  "check",
-  "test:unit",
-  "test:shards",
-  "test:docs",
-  "test:map",
-  "test:dev",
-  "test:preview",
-  "test:gis",
-  "test:readme",
-  "test:cli",
-  "test:client",
+/** Suites that run alone, in this order. */
+const ONE_AT_A_TIME = ["check", "test:unit", "test:shards"];
+
+/** Suites that may run side by side, the longest first; `localFiles`: it writes the working copy's local files. */
+const SIDE_BY_SIDE: { suite: string; localFiles: boolean }[] = [
+  { suite: "test:move", localFiles: false },
+  { suite: "test:gis", localFiles: false },
+  { suite: "test:cli", localFiles: true },
+  { suite: "test:docs", localFiles: false },
+  { suite: "test:map", localFiles: false },
+  { suite: "test:readme", localFiles: false },
+  { suite: "test:client", localFiles: false },
+  { suite: "test:dev", localFiles: true },
+  { suite: "test:preview", localFiles: true },
 ];
 
+const SUITES = [...ONE_AT_A_TIME, ...SIDE_BY_SIDE.map(({ suite }) => suite)];
 const started = performance.now();
-const passed: string[] = [];
 const seconds = (since: number) => Math.round((performance.now() - since) / 1000);
-for (const suite of SUITES) {
-  process.stdout.write(`\n=== npm run ${suite}\n`);
-  const suiteStarted = performance.now();
-  const result = spawnSync("npm", ["run", "--silent", suite], { cwd: ROOT, stdio: "inherit" });
-  if (result.status !== 0) {
-    const rest = SUITES.slice(SUITES.indexOf(suite) + 1);
+/** Each suite that ended, as the verdict names it: "test:unit (312 s)", "test:map (exit 1)". */
+const passed = new Map<string, string>();
+const failed = new Map<string, string>();
+
+function verdict(): never {
+  const done = [...passed.values()].join(", ");
+  if (failed.size > 0) {
+    const notRun = SUITES.filter((suite) => !passed.has(suite) && !failed.has(suite));
     process.stdout.write(
-      `\nnpm test: FAILED in npm run ${suite} (exit ${result.status ?? result.signal}); ` +
-        `passed: ${passed.join(", ") || "none"}; not run: ${rest.join(", ") || "none"}.\n`,
+      `\nnpm test: FAILED in ${[...failed.values()].map((suite) => `npm run ${suite}`).join(", ")}; ` +
+        `passed: ${done || "none"}; not run: ${notRun.join(", ") || "none"}.\n`,
     );
     process.exit(1);
   }
-  passed.push(`${suite} (${seconds(suiteStarted)} s)`);
+  const minutes = ((performance.now() - started) / 60_000).toFixed(1);
+  process.stdout.write(`\nnpm test: all ${SUITES.length} suites passed (${done}) in ${minutes} min.\n`);
+  process.exit(0);
 }
-const minutes = ((performance.now() - started) / 60_000).toFixed(1);
-process.stdout.write(`\nnpm test: all ${SUITES.length} suites passed (${SUITES.join(", ")}) in ${minutes} min.\n`);
+
+for (const suite of ONE_AT_A_TIME) {
+  process.stdout.write(`\n=== npm run ${suite}\n`);
+  const since = performance.now();
+  const result = spawnSync("npm", ["run", "--silent", suite], { cwd: ROOT, stdio: "inherit" });
+  if (result.status !== 0) {
+    failed.set(suite, `${suite} (exit ${result.status ?? result.signal})`);
+    verdict();
+  }
+  passed.set(suite, `${suite} (${seconds(since)} s)`);
+}
+
+/** Runs one suite with its output kept, then prints it whole. */
+function runKept(suite: string): Promise<boolean> {
+  const since = performance.now();
+  process.stdout.write(`\n--- npm run ${suite} started\n`);
+  const child = spawn("npm", ["run", "--silent", suite], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+  const output: Buffer[] = [];
+  child.stdout.on("data", (chunk: Buffer) => output.push(chunk));
+  child.stderr.on("data", (chunk: Buffer) => output.push(chunk));
+  return new Promise((resolve) => {
+    child.on("close", (status, signal) => {
+      process.stdout.write(`\n=== npm run ${suite}\n`);
+      process.stdout.write(Buffer.concat(output));
+      if (status === 0) passed.set(suite, `${suite} (${seconds(since)} s)`);
+      else failed.set(suite, `${suite} (exit ${status ?? signal})`);
+      resolve(status === 0);
+    });
+  });
+}
+
+const slots = Math.max(1, availableParallelism());
+const waiting = [...SIDE_BY_SIDE];
+const running = new Set<{ suite: string; localFiles: boolean }>();
+await new Promise<void>((done) => {
+  const next = () => {
+    if (failed.size > 0) waiting.length = 0;
+    while (running.size < slots) {
+      const localBusy = [...running].some((entry) => entry.localFiles);
+      const index = waiting.findIndex((entry) => !(entry.localFiles && localBusy));
+      if (index < 0) break;
+      const [entry] = waiting.splice(index, 1);
+      running.add(entry!);
+      void runKept(entry!.suite).then(() => {
+        running.delete(entry!);
+        next();
+      });
+    }
+    if (running.size === 0) done();
+  };
+  next();
+});
+verdict();

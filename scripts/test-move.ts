@@ -1,5 +1,5 @@
 /**
- * The move audit, as an operator meets it (`npm run test:cli`): a copy of the
+ * The move audit, as an operator meets it (`npm run test:move`): a copy of the
  * project grows from one database to three shards by the steps of
  * docs/operations.md "Shards" (locally), an account of MOVE_TEST_PLACES
  * (100,000) places, with lists and events, is filled on SHARD_1 with

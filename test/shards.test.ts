@@ -253,7 +253,7 @@ describe("moving an account", () => {
     expect(fresh.id).toBeGreaterThan(Math.max(...names.keys(), ...seeded));
     expect(Math.floor(fresh.id / ID_RANGE)).toBeGreaterThan(2);
     console.log(JSON.stringify({ move: report, writes: names.size, retried }));
-  }, 120_000);
+  }, 300_000);
 
   it("refuses to start while the source or the target has a data fill to finish, and moves once it is done", async () => {
     const who = await caller("read write", await createAccount("SHARD_1"));

@@ -14,8 +14,11 @@ export const FRESH_MS = 30_000;
 export const MAX_AGE_MS = 60_000;
 const MAX_ENTRIES = 10_000;
 
-/** The client's current secret version, or null if revoked or gone. */
-type Entry = { version: number | null; fetchedAt: number; refreshing: Promise<Entry> | null };
+/**
+ * The client's current secret version, or null if revoked or gone. Only reads that have ended are kept:
+ * a request never waits on a read another request started (src/db/shards.ts `placementOf` says why).
+ */
+type Entry = { version: number | null; fetchedAt: number; refreshing: boolean };
 
 const cache = new Map<string, Entry>();
 
@@ -28,20 +31,25 @@ async function load(db: D1Database, clientId: string): Promise<Entry> {
   const entry: Entry = {
     version: row && !row.revokedAt ? row.version : null,
     fetchedAt: clock.now(),
-    refreshing: null,
+    refreshing: false,
   };
   if (cache.size >= MAX_ENTRIES) cache.clear();
   cache.set(clientId, entry);
   return entry;
 }
 
-function refresh(db: D1Database, clientId: string, entry: Entry | undefined): Promise<Entry> {
-  if (entry?.refreshing) return entry.refreshing;
-  const pending = load(db, clientId).finally(() => {
-    if (entry) entry.refreshing = null;
-  });
-  if (entry) entry.refreshing = pending;
-  return pending;
+/** Reads the entry again in the background, once at a time. */
+function refreshLater(db: D1Database, clientId: string, entry: Entry, waitUntil: (promise: Promise<unknown>) => void) {
+  if (entry.refreshing) return;
+  entry.refreshing = true;
+  waitUntil(
+    load(db, clientId).then(
+      () => undefined,
+      () => {
+        entry.refreshing = false;
+      },
+    ),
+  );
 }
 
 /**
@@ -60,9 +68,9 @@ export async function clientInGoodStanding(
   // (the secret was rotated and a new token issued): reload now rather than reject it.
   const outdated = entry?.version != null && version > entry.version;
   if (!entry || age >= MAX_AGE_MS || outdated) {
-    entry = await refresh(db, clientId, entry);
+    entry = await load(db, clientId);
   } else if (age >= FRESH_MS) {
-    waitUntil(refresh(db, clientId, entry).catch(() => undefined));
+    refreshLater(db, clientId, entry, waitUntil);
   }
   return entry.version === version;
 }

@@ -38,7 +38,8 @@ const MAX_ENTRIES = 10_000;
 /** What a key is, as read: `key` null if there is no such key (revoked ones are deleted). */
 type Versions = Pick<KeyPrincipal, "head" | "categoriesHead" | "bookmark">;
 type Entry = { key: (Omit<KeyPrincipal, keyof Versions> & { origins: readonly string[] | null }) | null } & Versions;
-type Cached = { entry: Promise<Entry>; fetchedAt: number; refreshing: boolean };
+/** Only reads that have ended: a request never waits on a read another request started (src/db/shards.ts `placementOf` says why). */
+type Cached = { entry: Entry; fetchedAt: number; refreshing: boolean };
 
 const cache = new Map<string, Cached>();
 
@@ -90,12 +91,12 @@ async function load(d1: D1Database, key: string): Promise<Entry> {
   };
 }
 
-/** Reads the key now and keeps the read, which requests wait for. */
-function fetchEntry(d1: D1Database, key: string): Promise<Entry> {
+/** Reads the key now and keeps what it read. */
+async function fetchEntry(d1: D1Database, key: string): Promise<Entry> {
+  const fetchedAt = clock.now();
+  const entry = await load(d1, key);
   if (cache.size >= MAX_ENTRIES) cache.clear();
-  const entry = load(d1, key);
-  cache.set(key, { entry, fetchedAt: clock.now(), refreshing: false });
-  entry.catch(() => cache.delete(key));
+  cache.set(key, { entry, fetchedAt, refreshing: false });
   return entry;
 }
 
@@ -103,7 +104,7 @@ function fetchEntry(d1: D1Database, key: string): Promise<Entry> {
 async function refreshEntry(d1: D1Database, key: string): Promise<void> {
   const started = clock.now();
   const entry = await load(d1, key);
-  cache.set(key, { entry: Promise.resolve(entry), fetchedAt: started, refreshing: false });
+  cache.set(key, { entry, fetchedAt: started, refreshing: false });
 }
 
 /**

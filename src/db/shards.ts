@@ -13,7 +13,7 @@ const PLACEMENT_REFRESH_MS = 750;
 const MAX_ENTRIES = 10_000;
 
 type Bindings = Cloudflare.Env & Record<string, unknown>;
-type Cached = { shard: Promise<string>; fetchedAt: number; refreshing: boolean };
+type Cached = { shard: string; fetchedAt: number; refreshing: boolean };
 
 const placements = new Map<number, Cached>();
 
@@ -40,34 +40,39 @@ async function readPlacement(env: Cloudflare.Env, accountId: number): Promise<st
   return row?.shard ?? DIRECTORY;
 }
 
-/** The binding holding `accountId`'s content, as read at most PLACEMENT_FRESH_MS ago. */
-export function placementOf(
+/**
+ * The binding holding `accountId`'s content, as read at most PLACEMENT_FRESH_MS ago. Only reads that
+ * have ended are kept: a request never waits on a read another request started. workerd ties I/O to
+ * the request that started it, and an answer built after waiting on another request's read failed
+ * under load in `npm start` with "Cannot perform I/O on behalf of a different request" (a 500).
+ */
+export async function placementOf(
   env: Cloudflare.Env,
   accountId: number,
   waitUntil: (promise: Promise<unknown>) => void,
 ): Promise<D1Database> {
   const names = shardNames(env.SHARDS);
-  if (names.length === 1 && names[0] === DIRECTORY) return Promise.resolve(env.DB);
+  if (names.length === 1 && names[0] === DIRECTORY) return env.DB;
   const cached = placements.get(accountId);
   const age = cached ? clock.now() - cached.fetchedAt : Infinity;
   if (!cached || age >= PLACEMENT_FRESH_MS) {
+    const fetchedAt = clock.now();
+    const shard = await readPlacement(env, accountId);
     if (placements.size >= MAX_ENTRIES) placements.clear();
-    const shard = readPlacement(env, accountId);
-    placements.set(accountId, { shard, fetchedAt: clock.now(), refreshing: false });
-    shard.catch(() => placements.delete(accountId));
-    return shard.then((name) => bindingNamed(env, name));
+    placements.set(accountId, { shard, fetchedAt, refreshing: false });
+    return bindingNamed(env, shard);
   }
   if (age >= PLACEMENT_REFRESH_MS && !cached.refreshing) {
     cached.refreshing = true;
     const started = clock.now();
     waitUntil(
       readPlacement(env, accountId).then(
-        (name) => placements.set(accountId, { shard: Promise.resolve(name), fetchedAt: started, refreshing: false }),
+        (shard) => placements.set(accountId, { shard, fetchedAt: started, refreshing: false }),
         () => {
           cached.refreshing = false;
         },
       ),
     );
   }
-  return cached.shard.then((name) => bindingNamed(env, name));
+  return bindingNamed(env, cached.shard);
 }
