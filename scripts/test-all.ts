@@ -28,6 +28,7 @@ const SIDE_BY_SIDE: { suite: string; localFiles: boolean }[] = [
   { suite: "test:map", localFiles: false },
   { suite: "test:readme", localFiles: false },
   { suite: "test:client", localFiles: false },
+  { suite: "test:people", localFiles: false },
   { suite: "test:dev", localFiles: true },
   { suite: "test:preview", localFiles: true },
 ];
