@@ -23,7 +23,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { commands, shellBlock } from "./lib/doc-blocks.ts";
-import { keepingLocalFiles, saveLocalFiles, startLocal, type DevServer } from "./lib/dev-server.ts";
+import { keepingLocalFiles, LOCAL_STARTUP_MS, saveLocalFiles, startLocal, type DevServer } from "./lib/dev-server.ts";
 import { personToken, signIn, SignInError } from "./lib/sign-in.ts";
 import { ROOT } from "./lib/wrangler.ts";
 
@@ -100,7 +100,10 @@ test("npm start shows the credentials within the first screen on a fresh state",
     let output = "";
     try {
       await new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`no credentials after 90 s:\n${output}`)), 90_000);
+        const timer = setTimeout(
+          () => reject(new Error(`no credentials after ${LOCAL_STARTUP_MS / 1000} s:\n${output}`)),
+          LOCAL_STARTUP_MS,
+        );
         const onData = (chunk: Buffer) => {
           output += chunk;
           if (/Client secret/.test(output)) (clearTimeout(timer), resolve());

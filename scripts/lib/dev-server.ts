@@ -11,7 +11,7 @@ import { ROOT } from "./wrangler.ts";
 
 const STARTUP_MS = 90_000;
 /** `npm start` applies every migration to a fresh state first: minutes on a busy machine. */
-const LOCAL_STARTUP_MS = 300_000;
+export const LOCAL_STARTUP_MS = 300_000;
 
 export type DevServer = { base: string; output: () => string; stop: () => Promise<void> };
 
