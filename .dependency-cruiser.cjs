@@ -17,6 +17,8 @@
  *               webhooks/ delivers the same entries
  *   resources   pinpoints/, lists/, categories/, events/, keys/, webhooks/: one folder each, never
  *               importing each other
+ *   people/     the people of an account: its members, invitations, list collaborators and clients, managed
+ *               from a person's session; beside the resources, never importing them
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
  *   tiles/      vector tiles (MVT, GeoJSON, TileJSON) over the pinpoints' filters and the tile cells
  *   maps/       the map page of a list (/maps/{list_id}): its HTML and policy; the data comes from the API
@@ -45,6 +47,7 @@ const PORTABLE = [
   "db/id-ranges.ts",
   "db/move.ts",
   "db/fills.ts",
+  "db/client-registry.ts",
   "db/search/search-form-sql.ts",
 ];
 const layers = {
@@ -60,6 +63,7 @@ const layers = {
     path: `^src/(${RESOURCES.join("|")})/`,
     imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "changes"],
   },
+  people: { path: "^src/people/", imports: ["core", "db", "fields", "http", "auth"] },
   ogc: { path: "^src/ogc/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   tiles: { path: "^src/tiles/", imports: ["core", "db", "fields", "http", "auth", "media", "geojson", "resources"] },
   maps: { path: "^src/maps/", imports: ["core", "db", "fields", "http", "auth"] },

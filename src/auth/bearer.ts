@@ -122,7 +122,7 @@ export const requireToken = () =>
     if (result.kind === "invalid") throw unauthorized(result.reason, true);
     const { claims } = result;
     const principal = claims.sid === undefined ? await clientOf(c, claims) : await personOf(c, claims, claims.sid);
-    const needed = scopeFor(c.req.method);
+    const needed = matchedOperation(c)?.scope ?? scopeFor(c.req.method);
     if (!principal.scopes.includes(needed)) {
       throw new ApiError("insufficient_scope", `This operation needs the "${needed}" scope.`, {
         headers: { "WWW-Authenticate": `${REALM}, error="insufficient_scope", scope="${needed}"` },

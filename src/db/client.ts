@@ -169,7 +169,8 @@ export async function ownersElsewhere(table: string, ids: readonly number[]): Pr
 }
 
 /** The directory's tables (docs/scaling.md, "Where rows live"), named in a statement. */
-const DIRECTORY_SQL = /[\s"`(](accounts|clients|publishable_keys|publishable_key_lists|id_ranges)[\s"`(),;]/i;
+const DIRECTORY_SQL =
+  /[\s"`(](accounts|clients|publishable_keys|publishable_key_lists|id_ranges|people|passkeys|recovery_codes|sessions|members|list_collaborators|invitations|auth_tickets)[\s"`(),;]/i;
 const directoryQueries = new Map<string, boolean>();
 
 /** Whether `query` reads or writes a directory table (the routing is per statement, decided once per SQL text). */

@@ -10,6 +10,7 @@ import { matchedRoutes } from "hono/route";
 import type { CreateHandlersInterface } from "hono/factory";
 import type * as z from "zod";
 import type { AppEnv } from "../core/env";
+import type { Scope } from "../core/scopes";
 
 const VALIDATION = Symbol("openapi.validation");
 const OPERATION = Symbol("openapi.operation");
@@ -105,6 +106,11 @@ export type OperationSpec = {
    * than `MAX_BODY_BYTES`.
    */
   maxBodyBytes?: number | "MAX_BODY_BYTES";
+  /**
+   * The scope a token needs, where it is not the method's (src/core/scopes.ts): `read` for a write that
+   * changes only the caller's own standing (leaving an account), which a person whose tokens only read may do.
+   */
+  scope?: Scope;
 };
 
 type Marked = { [VALIDATION]?: Validation; [OPERATION]?: OperationSpec; [TOKEN_REQUIRED]?: true; [HIDDEN]?: true };

@@ -530,7 +530,7 @@ function describeOperation(writer: SchemaWriter, input: OperationInput): Operati
     ...(secured
       ? {
           security: [
-            { oauth2: [scopeFor(method)] },
+            { oauth2: [spec?.scope ?? scopeFor(method)] },
             { bearer: [] },
             ...(spec?.publishable ? [{ publishableKey: [] }] : []),
           ],
