@@ -56,6 +56,7 @@ import { prefixedDocumentHandler, referenceRoutes } from "./openapi/routes";
 import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { operatorRoutes } from "./operator/routes";
 import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
+import { clientRoutes } from "./people/clients/routes";
 import { memberRoutes } from "./people/members/routes";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
@@ -108,6 +109,7 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/keys", keyRoutes)
   .route("/v3.0/webhooks", webhookRoutes)
   .route("/v3.0/members", memberRoutes)
+  .route("/v3.0/clients", clientRoutes)
   .route("/v3.0/tiles", tileRoutes)
   .route("/v3.0/tiles.json", tileJsonRoutes)
   .route(OGC_PREFIX, ogcRoutes)
