@@ -57,6 +57,7 @@ import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { operatorRoutes } from "./operator/routes";
 import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
 import { clientRoutes } from "./people/clients/routes";
+import { collaboratorRoutes } from "./people/collaborators/routes";
 import { memberRoutes } from "./people/members/routes";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
@@ -103,6 +104,8 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/media", mediaRoutes)
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
+  // Behind the lists' middleware, registered just before: a list's collaborators are a part of the list.
+  .route("/v3.0/lists", collaboratorRoutes)
   .route("/v3.0/categories", categoryRoutes)
   .route("/v3.0/events", eventRoutes)
   .route("/v3.0/changes", changeRoutes(objectJson))

@@ -2,6 +2,7 @@
 import * as z from "zod";
 import { resourceApp } from "../auth/resource-app";
 import { ApiError } from "../core/problem";
+import { endListGrants } from "../db/list-grants";
 import { assertListPublished } from "../db/published";
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../fields/schemas";
 import { pageOf, paginate } from "../http/pagination";
@@ -79,7 +80,8 @@ const operations = {
   }),
   delete: operation({
     summary: "Delete a list",
-    description: "The pinpoints in it are not deleted.",
+    description:
+      "The pinpoints in it are not deleted. The people given the list lose it, and invitations to it are revoked.",
     operationId: "deleteList",
     responses: { 204: { description: "Deleted" } },
     errors: [412],
@@ -163,7 +165,11 @@ export const listRoutes = resourceApp()
   .delete(
     `/${ID}`,
     ...operations.delete(async (c) => {
-      await listRows.delete(c.env.DB, c.var.principal.accountId, pathId(c, "list"), ifMatch(c));
+      const { accountId } = c.var.principal;
+      const id = pathId(c, "list");
+      await listRows.delete(c.env.DB, accountId, id, ifMatch(c));
+      // The people given the list, and those invited to it, lose it with it (src/db/list-grants.ts).
+      await endListGrants(c.env.DB, accountId, id);
       return c.body(null, 204);
     }),
   )
