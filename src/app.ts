@@ -58,6 +58,7 @@ import { operatorRoutes } from "./operator/routes";
 import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
 import { clientRoutes } from "./people/clients/routes";
 import { collaboratorRoutes } from "./people/collaborators/routes";
+import { acceptRoutes, invitationRoutes } from "./people/invitations/routes";
 import { memberRoutes } from "./people/members/routes";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
@@ -113,6 +114,9 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/v3.0/webhooks", webhookRoutes)
   .route("/v3.0/members", memberRoutes)
   .route("/v3.0/clients", clientRoutes)
+  // Before the invitations' sub-app, whose token check it must not run: the person accepting may have none.
+  .route("/v3.0/invitations/accept", acceptRoutes)
+  .route("/v3.0/invitations", invitationRoutes)
   .route("/v3.0/tiles", tileRoutes)
   .route("/v3.0/tiles.json", tileJsonRoutes)
   .route(OGC_PREFIX, ogcRoutes)

@@ -282,7 +282,7 @@ function defaultTag(path: string): string {
   return (first && /^v\d/.test(first) ? second : first) ?? "api";
 }
 
-type RouteGroup = { method: string; honoPath: string; handlers: unknown[] };
+type RouteGroup = { method: string; honoPath: string; handlers: unknown[]; secured: boolean };
 
 /** The document without what depends on the origin it is served from. */
 type BaseDocument = Omit<OpenApiDocument, "servers" | "components"> & {
@@ -299,19 +299,21 @@ export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
       continue;
     }
     const key = `${route.method} ${route.path}`;
-    const group = groups.get(key) ?? { method: route.method, honoPath: route.path, handlers: [] };
+    // A token middleware registered after a route never runs for it: Hono runs handlers in the order they
+    // were registered, and a route's handler answers without calling on (POST /v3.0/invitations/accept).
+    const secured = securedPrefixes.some((p) => route.path === p || route.path.startsWith(`${p}/`));
+    const group = groups.get(key) ?? { method: route.method, honoPath: route.path, handlers: [], secured };
     group.handlers.push(route.handler);
     groups.set(key, group);
   }
 
   const writer = new SchemaWriter();
   const operations: { path: string; method: string; operation: Operation }[] = [];
-  for (const { method, honoPath, handlers } of groups.values()) {
+  for (const { method, honoPath, handlers, secured } of groups.values()) {
     const marks = handlers.map(marksOf);
     if (marks.some((m) => m.hidden)) continue;
     const spec = marks.findLast((m) => m.operation)?.operation;
     const validations = marks.flatMap((m) => (m.validation ? [m.validation] : []));
-    const secured = securedPrefixes.some((p) => honoPath === p || honoPath.startsWith(`${p}/`));
     const { path, params } = openApiPath(honoPath);
     const operation = describeOperation(writer, { method, path, params, validations, secured, spec });
     operations.push({ path, method: method.toLowerCase(), operation });

@@ -13,7 +13,8 @@ import { validate } from "../../http/validation";
 import { actingPerson } from "../acting-person";
 import { collaboratorToJson } from "./json";
 import { collaboratorJson, collaboratorPut } from "./schemas";
-import { assertOwnList, pageCollaborators, putCollaborator, removeCollaborator } from "./store";
+import { assertOwnList } from "../own-list";
+import { pageCollaborators, putCollaborator, removeCollaborator } from "./store";
 
 const TAGS = ["collaborators"];
 const LIST = { id: "The list's id" };

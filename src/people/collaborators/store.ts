@@ -12,7 +12,7 @@ import type { ListRole } from "../../core/env";
 import { ApiError, notFound } from "../../core/problem";
 import { database } from "../../db/client";
 import { keyset, type Bound } from "../../db/keyset";
-import { listCollaborators, lists, people } from "../../db/schema";
+import { listCollaborators, people } from "../../db/schema";
 
 export type CollaboratorRow = {
   id: number;
@@ -23,16 +23,6 @@ export type CollaboratorRow = {
   created_at: Date;
   updated_at: Date;
 };
-
-/** 404 unless the list is one of the account's: another account's list is no more than one that does not exist. */
-export async function assertOwnList(d1: D1Database, accountId: number, listId: number): Promise<void> {
-  const row = await database(d1)
-    .select({ id: lists.id })
-    .from(lists)
-    .where(and(eq(lists.id, listId), eq(lists.account_id, accountId)))
-    .get();
-  if (!row) throw notFound("list");
-}
 
 const columns = {
   id: people.id,
