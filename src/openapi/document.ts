@@ -54,6 +54,10 @@ const TAGS: Record<string, string> = {
   changes: "What changed since a cursor, for clients that sync and work offline",
   media: "Stored media, public so that an `<img>` can load them",
   tiles: "Vector tiles of your pinpoints (MVT, GeoJSON) and their TileJSON, for map libraries and GIS",
+  members: "The people of your account and their roles, for a person's token",
+  invitations: "Invite people by email to your account or to one list; accept an invitation",
+  collaborators: "People given one list without being members of the account",
+  clients: "Your account's clients (client credentials), managed from a person's session",
   reference: "This document",
 };
 
