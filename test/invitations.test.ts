@@ -217,6 +217,9 @@ describe("POST /v3.0/invitations", () => {
     expect(String(sent[0]!.text)).toContain(mailed.link);
 
     expect((await post({ EMAIL: recorder, EMAIL_FROM: "" }, freshEmail())).mailed).toBe(false);
+    expect((await post({ EMAIL: recorder, EMAIL_FROM: "Invites <invites@example.test>" }, freshEmail())).mailed).toBe(
+      false,
+    );
     expect((await post({ EMAIL_FROM: "invites@example.test" }, freshEmail())).mailed).toBe(false);
     expect(sent).toHaveLength(1);
     const failing = { send: async () => Promise.reject(new Error("destination not verified")) };
