@@ -5,10 +5,11 @@
  * not: it acts in no account until it is accepted, so it is mounted before
  * the account's sub-app and runs none of its middleware but the body rules.
  */
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
+import type * as z from "zod";
 import { resourceApp } from "../../auth/resource-app";
 import { clock } from "../../core/clock";
-import type { AppEnv } from "../../core/env";
+import type { AppEnv, Role } from "../../core/env";
 import { ApiError, fieldError } from "../../core/problem";
 import { generateLinkToken } from "../../core/secrets";
 import { useAccount } from "../../db/client";
@@ -178,55 +179,57 @@ export const invitationRoutes = resourceApp()
     }),
   );
 
+/**
+ * Accepts the invitation whose link carries `body.token`: as the signed-in person it names, or by making
+ * the person it was sent to. The checks that answer clearly come first; the store's one transaction then
+ * decides, so a link raced by many requests is accepted once.
+ */
+async function accept(c: Context<AppEnv>, body: z.output<typeof invitationAccept>): Promise<AcceptedInvitationJson> {
+  const signedIn = await signedInPerson(c);
+  const invitation = await invitationByToken(c.env.DB, body.token);
+  const status = statusOf(invitation);
+  if (status !== "pending") throw notPending(status);
+  if (signedIn && signedIn.emailKey !== invitation.email_key) {
+    throw new ApiError(
+      "invitation_email_mismatch",
+      "This invitation is for another email address: sign in as the person it was sent to.",
+    );
+  }
+  if (invitation.list_id !== null) {
+    // The list lives on the account's shard: read it there.
+    await useAccount(invitation.account_id);
+    if (!(await isOwnList(c.env.DB, invitation.account_id, invitation.list_id))) {
+      throw new ApiError("invitation_revoked", "The list this invitation was to has been deleted.");
+    }
+  }
+  const answer = (role: Role, person: AcceptedInvitationJson["person"], created: boolean) => ({
+    account: { id: invitation.account_id, name: invitation.account_name },
+    role,
+    list: invitation.list_id,
+    person,
+    person_created: created,
+  });
+  if (signedIn) {
+    const { role } = await acceptAsPerson(c.env.DB, invitation, signedIn.id, signedIn.emailKey);
+    return answer(role, { id: signedIn.id, name: signedIn.name, email: signedIn.email }, false);
+  }
+  if (await personWithEmail(c.env.DB, invitation.email_key)) throw signInToAccept();
+  const { name, password } = body;
+  if (name === undefined || password === undefined) {
+    const missing = (["name", "password"] as const).filter((field) => body[field] === undefined);
+    throw new ApiError("validation_failed", `${missing.join(", ")}: required to accept without signing in`, {
+      errors: missing.map((field) => ({ pointer: `/${field}`, detail: "is required to accept without signing in" })),
+    });
+  }
+  const { role, personId } = await acceptAsNewPerson(c.env.DB, invitation, name, await hashPassword(password));
+  return answer(role, { id: personId, name, email: invitation.email }, true);
+}
+
 export const acceptRoutes = new Hono<AppEnv>().use(jsonBody()).post(
   "/",
   ...operations.accept(validate("json", invitationAccept), async (c) => {
-    const body = c.req.valid("json");
-    const signedIn = await signedInPerson(c);
-    const invitation = await invitationByToken(c.env.DB, body.token);
-    const status = statusOf(invitation);
-    if (status !== "pending") throw notPending(status);
-    if (signedIn && signedIn.emailKey !== invitation.email_key) {
-      throw new ApiError(
-        "invitation_email_mismatch",
-        "This invitation is for another email address: sign in as the person it was sent to.",
-      );
-    }
-    if (invitation.list_id !== null) {
-      // The list lives on the account's shard: read it there.
-      await useAccount(invitation.account_id);
-      if (!(await isOwnList(c.env.DB, invitation.account_id, invitation.list_id))) {
-        throw new ApiError("invitation_revoked", "The list this invitation was to has been deleted.");
-      }
-    }
-    let person: AcceptedInvitationJson["person"];
-    let created = false;
-    let acceptance;
-    if (signedIn) {
-      acceptance = await acceptAsPerson(c.env.DB, invitation, signedIn.id, signedIn.emailKey);
-      person = { id: signedIn.id, name: signedIn.name, email: signedIn.email };
-    } else {
-      if (await personWithEmail(c.env.DB, invitation.email_key)) throw signInToAccept();
-      if (body.name === undefined || body.password === undefined) {
-        const missing = (["name", "password"] as const).filter((field) => body[field] === undefined);
-        throw new ApiError("validation_failed", `${missing.join(", ")}: required to accept without signing in`, {
-          errors: missing.map((field) => ({
-            pointer: `/${field}`,
-            detail: "is required to accept without signing in",
-          })),
-        });
-      }
-      acceptance = await acceptAsNewPerson(c.env.DB, invitation, body.name, await hashPassword(body.password));
-      person = { id: acceptance.personId, name: body.name, email: invitation.email };
-      created = true;
-    }
+    const accepted = await accept(c, c.req.valid("json"));
     c.header("Cache-Control", "no-store");
-    return c.json({
-      account: { id: invitation.account_id, name: invitation.account_name },
-      role: acceptance.role,
-      list: invitation.list_id,
-      person,
-      person_created: created,
-    } satisfies AcceptedInvitationJson);
+    return c.json(accepted);
   }),
 );

@@ -9,7 +9,7 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { clock } from "../../core/clock";
-import type { ListRole, Role } from "../../core/env";
+import type { Role } from "../../core/env";
 import { ApiError, notFound } from "../../core/problem";
 import { hashSecret } from "../../core/secrets";
 import { database } from "../../db/client";
@@ -185,7 +185,8 @@ const ROLE_AFTER = `SELECT coalesce(
     (SELECT role FROM list_collaborators WHERE list_id = ?3 AND person_id = ?2),
     (SELECT role FROM members WHERE account_id = ?1 AND person_id = ?2)) AS role`;
 
-export type Acceptance = { role: Role | ListRole; personId: number };
+/** Who accepted, and their role after: in the account, or on the list (a list role is a role's name too). */
+export type Acceptance = { role: Role; personId: number };
 
 /** After a batch that accepted nothing: why, as the invitation stands now. */
 async function refusal(d1: D1Database, tokenHash: string): Promise<ApiError> {
