@@ -146,10 +146,11 @@ export const invitationRoutes = resourceApp()
       }
       const token = generateLinkToken();
       const invitedBy = personActor(person);
+      const now = clock.now();
       const row = await insertInvitation(
         c.env.DB,
         person.accountId,
-        { email, emailKey: key, role, listId, invitedBy, expiresAt: clock.now() + expires_in * 1000 },
+        { email, emailKey: key, role, listId, invitedBy, createdAt: now, expiresAt: now + expires_in * 1000 },
         token,
       );
       const { config } = c.var;

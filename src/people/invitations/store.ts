@@ -86,6 +86,7 @@ type NewInvitation = {
   role: Role;
   listId: number | null;
   invitedBy: string;
+  createdAt: number;
   expiresAt: number;
 };
 
@@ -107,7 +108,7 @@ export async function insertInvitation(
       token_hash: await hashSecret(token),
       invited_by: values.invitedBy,
       expires_at: new Date(values.expiresAt),
-      created_at: new Date(clock.now()),
+      created_at: new Date(values.createdAt),
     })
     .returning()
     .get();
