@@ -100,7 +100,7 @@ function origin(value: string | undefined): string | null {
 /** An email address (`local@domain`, no spaces or display name), or null. */
 function address(value: string | undefined): string | null {
   const text = value?.trim() ?? "";
-  return /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/.test(text) ? text : null;
+  return /^[^\s@<>]+@[^\s@<>.]+(?:\.[^\s@<>.]+)+$/.test(text) ? text : null;
 }
 
 /** `"<requests>/<seconds>"`, seconds 10 or 60. */
