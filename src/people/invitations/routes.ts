@@ -9,7 +9,7 @@ import { Hono, type Context } from "hono";
 import type * as z from "zod";
 import { resourceApp } from "../../auth/resource-app";
 import { clock } from "../../core/clock";
-import type { AppEnv, Role } from "../../core/env";
+import type { AppEnv, PersonPrincipal, Role } from "../../core/env";
 import { ApiError, fieldError } from "../../core/problem";
 import { generateLinkToken } from "../../core/secrets";
 import { useAccount } from "../../db/client";
@@ -33,6 +33,7 @@ import {
   invitationCreate,
   invitationJson,
   type AcceptedInvitationJson,
+  type CreatedInvitationJson,
 } from "./schemas";
 import {
   acceptAsNewPerson,
@@ -126,49 +127,9 @@ export const invitationRoutes = resourceApp()
   .post(
     "/",
     ...operations.create(validate("json", invitationCreate), async (c) => {
-      const person = actingPerson(c, "createInvitation");
-      const { email, role, list, expires_in = DEFAULT_EXPIRES_IN } = c.req.valid("json");
-      if (role === "owner" && person.role !== "owner") {
-        throw new ApiError("owner_required", "Only an owner invites an owner.");
-      }
-      const listId = list ?? null;
-      if (listId !== null && !(await isOwnList(c.env.DB, person.accountId, listId))) {
-        throw fieldError("/list", "is not one of the account's lists");
-      }
-      const key = emailKey(email);
-      if (await alreadyIn(c.env.DB, person.accountId, key, listId)) {
-        throw new ApiError(
-          "already_member",
-          listId === null
-            ? "Someone with this address is a member already: change their role instead."
-            : "Someone with this address has this list already: change their role on it instead.",
-        );
-      }
-      const token = generateLinkToken();
-      const invitedBy = personActor(person);
-      const now = clock.now();
-      const row = await insertInvitation(
-        c.env.DB,
-        person.accountId,
-        { email, emailKey: key, role, listId, invitedBy, createdAt: now, expiresAt: now + expires_in * 1000 },
-        token,
-      );
-      const { config } = c.var;
-      const link = new URL("/invitations/accept", config.publicOrigin ?? c.req.url);
-      link.searchParams.set("token", token);
-      const accountName = await c.env.DB.prepare("SELECT name FROM accounts WHERE id = ?")
-        .bind(person.accountId)
-        .first<string>("name");
-      const mailed = await mailInvitation(c.env, config.emailFrom, {
-        to: email,
-        link: link.href,
-        accountName: accountName ?? "an account",
-        role: listId === null ? role : `${role} of a list`,
-        expiresAt: row.expires_at,
-      });
+      const made = await invite(c, actingPerson(c, "createInvitation"), c.req.valid("json"));
       c.header("Cache-Control", "no-store");
-      const json = invitationToJson({ ...row, inviter_name: await inviterName(c.env.DB, invitedBy) });
-      return c.json({ ...json, token, link: link.href, mailed }, 201);
+      return c.json(made, 201);
     }),
   )
   .delete(
@@ -179,6 +140,58 @@ export const invitationRoutes = resourceApp()
       return c.body(null, 204);
     }),
   );
+
+/**
+ * Makes an invitation from `person` and passes its link on: in the answer always, by mail where the
+ * service can send it. The rules the role table cannot state come first: only an owner invites an owner,
+ * a list must be the account's, and no one is invited to what they have.
+ */
+async function invite(
+  c: Context<AppEnv>,
+  person: PersonPrincipal,
+  { email, role, list, expires_in = DEFAULT_EXPIRES_IN }: z.output<typeof invitationCreate>,
+): Promise<CreatedInvitationJson> {
+  if (role === "owner" && person.role !== "owner") {
+    throw new ApiError("owner_required", "Only an owner invites an owner.");
+  }
+  const listId = list ?? null;
+  if (listId !== null && !(await isOwnList(c.env.DB, person.accountId, listId))) {
+    throw fieldError("/list", "is not one of the account's lists");
+  }
+  const key = emailKey(email);
+  if (await alreadyIn(c.env.DB, person.accountId, key, listId)) {
+    throw new ApiError(
+      "already_member",
+      listId === null
+        ? "Someone with this address is a member already: change their role instead."
+        : "Someone with this address has this list already: change their role on it instead.",
+    );
+  }
+  const token = generateLinkToken();
+  const invitedBy = personActor(person);
+  const now = clock.now();
+  const row = await insertInvitation(
+    c.env.DB,
+    person.accountId,
+    { email, emailKey: key, role, listId, invitedBy, createdAt: now, expiresAt: now + expires_in * 1000 },
+    token,
+  );
+  const { config } = c.var;
+  const link = new URL("/invitations/accept", config.publicOrigin ?? c.req.url);
+  link.searchParams.set("token", token);
+  const accountName = await c.env.DB.prepare("SELECT name FROM accounts WHERE id = ?")
+    .bind(person.accountId)
+    .first<string>("name");
+  const mailed = await mailInvitation(c.env, config.emailFrom, {
+    to: email,
+    link: link.href,
+    accountName: accountName ?? "an account",
+    role: listId === null ? role : `${role} of a list`,
+    expiresAt: row.expires_at,
+  });
+  const json = invitationToJson({ ...row, inviter_name: await inviterName(c.env.DB, invitedBy) });
+  return { ...json, token, link: link.href, mailed };
+}
 
 /**
  * Accepts the invitation whose link carries `body.token`: as the signed-in person it names, or by making

@@ -74,6 +74,7 @@ export const createdInvitationJson = invitationJson
     mailed: z.boolean().meta({ description: "Whether it was mailed (only where the operator set up email)" }),
   })
   .meta({ id: "CreatedInvitation" });
+export type CreatedInvitationJson = z.output<typeof createdInvitationJson>;
 
 /** POST /v3.0/invitations/accept body. */
 export const invitationAccept = z
