@@ -2155,13 +2155,8 @@ export interface components {
       list: number | null;
       /** @enum {string} */
       status: "pending" | "accepted" | "revoked" | "expired";
-      invited_by: {
-        /** @enum {string} */
-        type: "person" | "client";
-        id: number | string;
-        /** @description Their name now; null if they are gone */
-        name: string | null;
-      };
+      /** @description Who made the invitation */
+      invited_by: components["schemas"]["Actor"];
       /** Format: date-time */
       expires_at: string;
       accepted_at: string | null;
@@ -2196,13 +2191,8 @@ export interface components {
       list: number | null;
       /** @enum {string} */
       status: "pending" | "accepted" | "revoked" | "expired";
-      invited_by: {
-        /** @enum {string} */
-        type: "person" | "client";
-        id: number | string;
-        /** @description Their name now; null if they are gone */
-        name: string | null;
-      };
+      /** @description Who made the invitation */
+      invited_by: components["schemas"]["Actor"];
       /** Format: date-time */
       expires_at: string;
       accepted_at: string | null;

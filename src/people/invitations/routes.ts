@@ -8,7 +8,7 @@
  */
 import { Hono, type Context } from "hono";
 import type * as z from "zod";
-import { actorOf } from "../../auth/actor";
+import { actorOf, actorsOf } from "../../auth/actor";
 import { resourceApp } from "../../auth/resource-app";
 import { clock } from "../../core/clock";
 import type { AppEnv, PersonPrincipal, Role } from "../../core/env";
@@ -45,7 +45,6 @@ import {
   alreadyIn,
   insertInvitation,
   invitationByToken,
-  inviterName,
   notPending,
   pageInvitations,
   revokeInvitation,
@@ -122,7 +121,14 @@ export const invitationRoutes = resourceApp()
           collection: "invitations",
           query: c.req.valid("query"),
           fetch: (bound, take) => pageInvitations(c.env.DB, accountId, bound, take),
-          toJson: invitationToJson,
+          pageJson: async (rows) => {
+            const actors = await actorsOf(
+              c,
+              [],
+              rows.map((row) => row.invited_by),
+            );
+            return rows.map((row) => invitationToJson(row, actors));
+          },
         }),
       );
     }),
@@ -192,7 +198,7 @@ async function invite(
     role: listId === null ? role : `${role} of a list`,
     expiresAt: row.expires_at,
   });
-  const json = invitationToJson({ ...row, inviter_name: await inviterName(c.env.DB, invitedBy) });
+  const json = invitationToJson(row, await actorsOf(c, [], [invitedBy]));
   return { ...json, token, link: link.href, mailed };
 }
 

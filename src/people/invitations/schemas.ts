@@ -1,6 +1,7 @@
 /** Request and response shapes of invitations, derived from the `invitations` table. */
 import { createSelectSchema } from "drizzle-zod";
 import * as z from "zod";
+import { actorJson } from "../../auth/actor";
 import { LIST_ROLES, ROLES } from "../../auth/roles";
 import { invitations } from "../../db/schema";
 import * as field from "../../fields/schemas";
@@ -39,20 +40,13 @@ export const invitationCreate = z
   })
   .meta({ id: "InvitationCreate" });
 
-/** The actor who invited, as `created_by` names one. */
-const actorJson = z.object({
-  type: z.enum(["person", "client"]),
-  id: z.union([z.int(), z.string()]),
-  name: z.string().nullable().meta({ description: "Their name now; null if they are gone" }),
-});
-
 /** An invitation as the API returns it; its link only once, when it is made. */
 export const invitationJson = createSelectSchema(invitations)
   .pick({ id: true, email: true, role: true })
   .extend({
     list: z.int().nullable().meta({ description: "The list it invites to; null: the account" }),
     status: z.enum(INVITATION_STATUSES),
-    invited_by: actorJson,
+    invited_by: actorJson.meta({ description: "Who made the invitation" }),
     expires_at: z.iso.datetime(),
     accepted_at: z.iso.datetime().nullable(),
     accepted_by: z.int().nullable().meta({ description: "The person who accepted it" }),

@@ -14,29 +14,12 @@ import { ApiError, notFound } from "../../core/problem";
 import { hashSecret } from "../../core/secrets";
 import { database } from "../../db/client";
 import { keyset, type Bound } from "../../db/keyset";
-import { invitations, people } from "../../db/schema";
+import { invitations } from "../../db/schema";
 import type { InvitationStatus } from "./schemas";
 
-export type Invitation = typeof invitations.$inferSelect & { inviter_name: string | null };
+export type Invitation = typeof invitations.$inferSelect;
 
-/** The person an `invited_by` of `person:<id>` names, for the inviter's name. */
-const inviter = sql`${people.id} = CASE WHEN ${invitations.invited_by} LIKE 'person:%'
-  THEN CAST(substr(${invitations.invited_by}, 8) AS INTEGER) END`;
-
-const selection = { invitation: invitations, inviter_name: people.name };
-
-const flatten = ({
-  invitation,
-  inviter_name,
-}: {
-  invitation: typeof invitations.$inferSelect;
-  inviter_name: string | null;
-}) => ({
-  ...invitation,
-  inviter_name,
-});
-
-export function statusOf(row: typeof invitations.$inferSelect, now = clock.now()): InvitationStatus {
+export function statusOf(row: Invitation, now = clock.now()): InvitationStatus {
   if (row.accepted_at !== null) return "accepted";
   if (row.revoked_at !== null) return "revoked";
   return row.expires_at.getTime() <= now ? "expired" : "pending";
@@ -112,7 +95,7 @@ export async function insertInvitation(
     })
     .returning()
     .get();
-  return { ...row, inviter_name: null };
+  return row;
 }
 
 /** One keyset page of the account's invitations, by id, over the `(account_id, id)` index. */
@@ -123,21 +106,12 @@ export async function pageInvitations(
   take: number,
 ): Promise<Invitation[]> {
   const { where, orderBy } = keyset([invitations.id], bound);
-  const rows = await database(d1)
-    .select(selection)
+  return database(d1)
+    .select()
     .from(invitations)
-    .leftJoin(people, inviter)
     .where(and(eq(invitations.account_id, accountId), where))
     .orderBy(...orderBy)
     .limit(take);
-  return rows.map(flatten);
-}
-
-/** The inviter's name, once an invitation is made (for its answer). */
-export async function inviterName(d1: D1Database, invitedBy: string): Promise<string | null> {
-  const id = /^person:(\d+)$/.exec(invitedBy)?.[1];
-  if (id === undefined) return null;
-  return (await d1.prepare("SELECT name FROM people WHERE id = ?").bind(Number(id)).first<string>("name")) ?? null;
 }
 
 /**
@@ -175,7 +149,7 @@ export async function invitationByToken(d1: D1Database, token: string): Promise<
     .where(eq(invitations.token_hash, await hashSecret(token)))
     .get();
   if (!row) throw new ApiError("not_found", "No invitation has this token: check the link, or ask for a new one.");
-  return { ...row.invitation, inviter_name: null, account_name: row.account_name };
+  return { ...row.invitation, account_name: row.account_name };
 }
 
 /** While the invitation `?1` (its token's hash) is pending at `?2` (now). */
