@@ -8,12 +8,13 @@
 import { resourceApp } from "../../auth/resource-app";
 import { ApiError, notFound } from "../../core/problem";
 import { insertClient, revokeClient, rotateClientSecret } from "../../db/client-registry";
+import { batchOn } from "../../db/fills";
 import { pageOf, pageQuery, paginate } from "../../http/pagination";
 import { operation } from "../../http/route-metadata";
 import { validate } from "../../http/validation";
 import { clientToJson } from "./json";
 import { clientCreate, clientJson, clientWithSecretJson } from "./schemas";
-import { batchOn, clientKey, pageClients } from "./store";
+import { clientKey, pageClients } from "./store";
 
 const TAGS = ["clients"];
 const CLIENT_ID = ":client_id{[0-9a-f]+}";

@@ -1,10 +1,9 @@
 /**
- * An account's clients from a person's session: the page read here, and the
- * writes the registration tool makes too (src/db/client-registry.ts), run on
- * the directory in one transaction each.
+ * An account's clients from a person's session: the page read here; the
+ * writes are the registration tool's (src/db/client-registry.ts), run on the
+ * directory in one transaction each (src/db/fills.ts `batchOn`).
  */
 import { and, eq } from "drizzle-orm";
-import type { Batch, Row } from "../../db/id-ranges";
 import { database } from "../../db/client";
 import { keyset, type Bound } from "../../db/keyset";
 import { clients } from "../../db/schema";
@@ -18,14 +17,6 @@ export type ClientRow = {
   created_at: Date;
   updated_at: Date;
 };
-
-/** `d1` as a `Batch` (src/db/id-ranges.ts): the statements bound and run as one D1 batch. */
-export const batchOn =
-  (d1: D1Database): Batch =>
-  async (statements) =>
-    (await d1.batch(statements.map(({ sql, params }) => d1.prepare(sql).bind(...params)))).map(
-      (result) => result.results as Row[],
-    );
 
 /** The order of a page: oldest first, the id telling apart clients made in the same millisecond. */
 export const clientKey = (row: ClientRow) => [row.created_at.getTime(), row.id];
