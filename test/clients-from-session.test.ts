@@ -13,8 +13,17 @@ import {
 import { MAX_AGE_MS } from "../src/auth/client-status";
 import { clock } from "../src/core/clock";
 import { hashSecret } from "../src/core/secrets";
-import { call, caller, expectProblem, json, personCaller, requestToken, type TestClient } from "./helpers";
-import { allPages, membersOf } from "./people-helpers";
+import {
+  allItems,
+  call,
+  caller,
+  expectProblem,
+  json,
+  membersOf,
+  personCaller,
+  requestToken,
+  type TestClient,
+} from "./helpers";
 
 type Client = {
   id: string;
@@ -136,10 +145,10 @@ describe("GET /v3.0/clients", () => {
     }
     // One made by the registration tool, in another account, and one revoked.
     await createWithTool(execute, { account: `other-${crypto.randomUUID()}`, name: "elsewhere", scope: "read" });
-    const first = (await allPages<Client>(owner, "/v3.0/clients", 3))[0]!;
+    const first = (await allItems<Client>(owner, "/v3.0/clients", 3))[0]!;
     expect((await owner.send("DELETE", `/v3.0/clients/${first.id}`)).status).toBe(204);
 
-    const listed = await allPages<Client>(owner, "/v3.0/clients", 3);
+    const listed = await allItems<Client>(owner, "/v3.0/clients", 3);
     const { results: stored } = await env.DB.prepare(
       "SELECT id, name, scope, revoked_at, secret_hash FROM clients WHERE account_id = ? ORDER BY created_at, id",
     )
@@ -242,7 +251,7 @@ it("works on the same clients as the registration tool", async () => {
     scope: "read",
   });
   const owner = await personCaller("owner", { accountId: tool.account_id });
-  const listed = await allPages<Client>(owner, "/v3.0/clients", 10);
+  const listed = await allItems<Client>(owner, "/v3.0/clients", 10);
   expect(listed).toEqual([expect.objectContaining({ id: tool.client_id, name: "from the tool", scope: "read" })]);
 
   const rotated = await json<WithSecret>(await owner.send("POST", `/v3.0/clients/${tool.client_id}/secret`));
@@ -251,6 +260,6 @@ it("works on the same clients as the registration tool", async () => {
   const made = await json<WithSecret>(await owner.send("POST", "/v3.0/clients", { name: "from the API" }));
   const revoked = await revokeWithTool(execute, made.id);
   expect(revoked).toMatchObject({ client_id: made.id, changed: true });
-  const after = await allPages<Client>(owner, "/v3.0/clients", 10);
+  const after = await allItems<Client>(owner, "/v3.0/clients", 10);
   expect(after.find((c) => c.id === made.id)?.status).toBe("revoked");
 });

@@ -5,8 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { caller, createList, expectProblem, json, personCaller } from "./helpers";
-import { allPages, membersOf } from "./people-helpers";
+import { allItems, caller, createList, expectProblem, json, membersOf, personCaller } from "./helpers";
 
 type Collaborator = { id: number; name: string; email: string; list: number; role: string };
 
@@ -30,7 +29,7 @@ describe("GET /v3.0/lists/{id}/collaborators", () => {
     // On another list: not this one's.
     await owner.send("PUT", `/v3.0/lists/${other.id}/collaborators/${people[0]!.personId}`, { role: "viewer" });
 
-    const listed = await allPages<Collaborator>(owner, `/v3.0/lists/${list.id}/collaborators`, 2);
+    const listed = await allItems<Collaborator>(owner, `/v3.0/lists/${list.id}/collaborators`, 2);
     const { results: stored } = await env.DB.prepare(
       `SELECT p.id, p.name, p.email, c.list_id AS list, c.role FROM list_collaborators c
        JOIN people p ON p.id = c.person_id WHERE c.list_id = ? ORDER BY p.id`,

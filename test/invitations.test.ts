@@ -10,6 +10,7 @@ import { clock } from "../src/core/clock";
 import { hashSecret } from "../src/core/secrets";
 import {
   addMember,
+  allItems,
   BASE,
   Browser,
   call,
@@ -19,11 +20,12 @@ import {
   expectProblem,
   fetchWith,
   json,
+  membersOf,
   personCaller,
   personWithPassword,
+  storedRole,
   type PersonCaller,
 } from "./helpers";
-import { allPages, membersOf, storedRole } from "./people-helpers";
 
 type Invitation = {
   id: number;
@@ -257,7 +259,7 @@ describe("GET /v3.0/invitations", () => {
       .bind(Date.now() - 1, made[3]!.id)
       .run();
 
-    const listed = await allPages<Invitation>(owner, "/v3.0/invitations", 2);
+    const listed = await allItems<Invitation>(owner, "/v3.0/invitations", 2);
     expect(listed.map((i) => [i.id, i.status])).toEqual([
       [made[0]!.id, "pending"],
       [made[1]!.id, "revoked"],
@@ -505,7 +507,7 @@ describe("an invitation to a list", () => {
     const accepted = await json<Accepted>(await accept({ token: made.token, name: "Lin", password: PASSWORD }));
     expect(accepted).toMatchObject({ list: list.id, role: "viewer" });
     expect(await storedRole(admin.accountId, accepted.person.id)).toBeNull();
-    const collaborators = await allPages<{ id: number; role: string }>(
+    const collaborators = await allItems<{ id: number; role: string }>(
       admin,
       `/v3.0/lists/${list.id}/collaborators`,
       5,

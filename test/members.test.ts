@@ -5,8 +5,17 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { caller, createList, createPerson, expectProblem, json, personCaller } from "./helpers";
-import { allPages, membersOf, storedRole } from "./people-helpers";
+import {
+  allItems,
+  caller,
+  createList,
+  createPerson,
+  expectProblem,
+  json,
+  membersOf,
+  personCaller,
+  storedRole,
+} from "./helpers";
 
 type Member = { id: number; name: string; email: string; role: string; created_at: string; updated_at: string };
 
@@ -29,7 +38,7 @@ describe("GET /v3.0/members", () => {
     const list = await createList(owner);
     await personCaller(null, { accountId: owner.accountId, lists: [[list.id, "editor"]] });
 
-    const listed = await allPages<Member>(owner, "/v3.0/members", 3);
+    const listed = await allItems<Member>(owner, "/v3.0/members", 3);
     const { results: stored } = await env.DB.prepare(
       `SELECT p.id, p.name, p.email, m.role FROM members m JOIN people p ON p.id = m.person_id
        WHERE m.account_id = ? ORDER BY p.id`,
