@@ -15,8 +15,9 @@
  *   geojson/    the GeoJSON representation of rows: Features, FeatureCollections, content negotiation
  *   changes/    the change log's reads and its feed (GET /v3.0/changes); below the resources, since
  *               webhooks/ delivers the same entries
- *   people/     people signing in: sessions and their cookies, passwords, TOTP, passkeys, /v3.0/auth and
- *               /v3.0/me
+ *   people/     people signing in (sessions and their cookies, passwords, TOTP, passkeys, /v3.0/auth and
+ *               /v3.0/me) and the people of an account (its members, invitations, list collaborators and
+ *               clients, managed from a person's session); beside the resources, never importing them
  *   resources   pinpoints/, lists/, categories/, events/, keys/, webhooks/: one folder each, never
  *               importing each other
  *   ogc/        OGC API – Features over the resources' searches and the GeoJSON representation
@@ -49,6 +50,7 @@ const PORTABLE = [
   "db/id-ranges.ts",
   "db/move.ts",
   "db/fills.ts",
+  "db/client-registry.ts",
   "db/search/search-form-sql.ts",
 ];
 const layers = {

@@ -57,6 +57,10 @@ import { ogcDefinitionRoutes, ogcRoutes, OGC_PREFIX } from "./ogc/routes";
 import { operatorRoutes } from "./operator/routes";
 import { rejectUnknownQueryParameters } from "./http/middleware/query-parameters";
 import { authRoutes, personRoutes } from "./people/routes";
+import { clientRoutes } from "./people/clients/routes";
+import { collaboratorRoutes } from "./people/collaborators/routes";
+import { acceptRoutes, invitationRoutes } from "./people/invitations/routes";
+import { memberRoutes } from "./people/members/routes";
 import { pinpointToJson } from "./pinpoints/json";
 import { pinpointRoutes } from "./pinpoints/routes";
 import { tileJsonRoutes, tileRoutes } from "./tiles/routes";
@@ -105,11 +109,18 @@ export const app = new Hono<AppEnv>({ strict: false })
   .route("/media", mediaRoutes)
   .route("/v3.0/pinpoints", pinpointRoutes)
   .route("/v3.0/lists", listRoutes)
+  // Behind the lists' middleware, registered just before: a list's collaborators are a part of the list.
+  .route("/v3.0/lists", collaboratorRoutes)
   .route("/v3.0/categories", categoryRoutes)
   .route("/v3.0/events", eventRoutes)
   .route("/v3.0/changes", changeRoutes(objectJson))
   .route("/v3.0/keys", keyRoutes)
   .route("/v3.0/webhooks", webhookRoutes)
+  .route("/v3.0/members", memberRoutes)
+  .route("/v3.0/clients", clientRoutes)
+  // Before the invitations' sub-app, whose token check it must not run: the person accepting may have none.
+  .route("/v3.0/invitations/accept", acceptRoutes)
+  .route("/v3.0/invitations", invitationRoutes)
   .route("/v3.0/tiles", tileRoutes)
   .route("/v3.0/tiles.json", tileJsonRoutes)
   .route(OGC_PREFIX, ogcRoutes)

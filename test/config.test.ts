@@ -185,6 +185,27 @@ describe("MAP_STYLE_URL", () => {
   });
 });
 
+describe("EMAIL_FROM", () => {
+  it("is the sender of invitation mails when it is an address, and null (no mail) otherwise", () => {
+    expect(parseConfig({}).emailFrom).toBeNull();
+    expect(env.EMAIL_FROM).toBe("");
+    expect(parseConfig({ EMAIL_FROM: " invites@example.com " }).emailFrom).toBe("invites@example.com");
+    expect(parseConfig({ EMAIL_FROM: "maps+invites@mail.example.co.uk" }).emailFrom).toBe(
+      "maps+invites@mail.example.co.uk",
+    );
+    for (const bad of [
+      "",
+      "invites",
+      "invites@localhost",
+      "Maps <invites@example.com>",
+      "a b@example.com",
+      "@example.com",
+    ]) {
+      expect(parseConfig({ EMAIL_FROM: bad }).emailFrom, bad).toBeNull();
+    }
+  });
+});
+
 describe("TOKEN_TTL_SECONDS", () => {
   it("sets expires_in and the token's lifetime", async () => {
     const vars = { TOKEN_TTL_SECONDS: "60" };

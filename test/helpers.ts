@@ -332,7 +332,7 @@ export async function createList(who: Pick<Caller, "send">, fields: Record<strin
 
 /** Follows `next` links from `path` to the end, returning every page. */
 export async function allPages<T>(
-  who: Caller,
+  who: Pick<Caller, "get">,
   path: string,
 ): Promise<{ results: T[]; next: string | null; previous: string | null }[]> {
   const pages = [];
@@ -345,6 +345,13 @@ export async function allPages<T>(
     url = page.next;
   }
   return pages;
+}
+
+/** Every item of a collection, read `limit` a page from `path`; every page but the last is full. */
+export async function allItems<T>(who: Pick<Caller, "get">, path: string, limit: number): Promise<T[]> {
+  const pages = await allPages<T>(who, `${path}${path.includes("?") ? "&" : "?"}limit=${limit}`);
+  for (const page of pages.slice(0, -1)) expect(page.results).toHaveLength(limit);
+  return pages.flatMap((page) => page.results);
 }
 
 /**
@@ -440,6 +447,19 @@ export async function addMember(accountId: number, personId: number, role: Role)
   await env.DB.prepare("INSERT INTO members (account_id, person_id, role) VALUES (?, ?, ?)")
     .bind(accountId, personId, role)
     .run();
+}
+
+/** People with `role` in the account, each with a token of their own. */
+export function membersOf(accountId: number, role: Role, count: number): Promise<PersonCaller[]> {
+  return Promise.all(Array.from({ length: count }, () => personCaller(role, { accountId })));
+}
+
+/** The member's role in the account as stored, or null. */
+export async function storedRole(accountId: number, personId: number): Promise<string | null> {
+  const row = await env.DB.prepare("SELECT role FROM members WHERE account_id = ? AND person_id = ?")
+    .bind(accountId, personId)
+    .first<{ role: string }>();
+  return row?.role ?? null;
 }
 
 /**

@@ -40,12 +40,15 @@ export function openApiRequests(document: Json, who: Caller) {
     return (await response.json<{ id: number }>()).id;
   }
 
-  /** The URL of an operation: path parameters from their examples, or created; query parameters' examples. */
-  async function urlOf(path: string, operation: Json): Promise<string> {
+  /**
+   * The URL of an operation: path parameters from `values`, else their examples, else created; query
+   * parameters' examples.
+   */
+  async function urlOf(path: string, operation: Json, values: Record<string, string> = {}): Promise<string> {
     const parameters = ((operation.parameters ?? []) as Json[]).map(resolved);
     let url = path;
     for (const parameter of parameters.filter((p) => p.in === "path")) {
-      const example = parameter.example ?? parameter.schema?.example;
+      const example = values[parameter.name] ?? parameter.example ?? parameter.schema?.example;
       const value =
         example ??
         (parameter.name === "featureId"

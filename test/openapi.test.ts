@@ -175,19 +175,29 @@ describe("GET /v3.0/openapi.json", () => {
       "post /v3.0/auth/passkeys/sign-in/options",
       "post /v3.0/auth/passkeys/sign-in",
     ];
+    // Writes that change only the caller's own standing, which a person whose tokens only read may make.
+    const readingWrites = ["delete /v3.0/members/me"];
     for (const [method, path, operation] of operations(await fetchDocument())) {
       if (publicRoutes.includes(`${method} ${path}`)) {
         expect(operation.security, path).toBeUndefined();
         continue;
       }
-      // A signed-in browser's operations take its session cookie instead (test/sessions.test.ts).
+      // A signed-in browser's operations take its session cookie instead (test/sessions.test.ts); accepting
+      // an invitation takes it when the person is signed in, and nothing when they are not.
       if (/^\/v3\.0\/(auth|me)(\/|$)/.test(path)) {
         expect(operation.security, `${method} ${path}`).toEqual([{ session: [] }]);
         continue;
       }
-      const publishable = method === "get" && PUBLISHABLE.some((prefix) => path.startsWith(prefix));
+      if (path === "/v3.0/invitations/accept") {
+        expect(operation.security, `${method} ${path}`).toEqual([{ session: [] }, {}]);
+        continue;
+      }
+      // A list's collaborators are its admins' business, not a public map's.
+      const publishable =
+        method === "get" && PUBLISHABLE.some((prefix) => path.startsWith(prefix)) && !path.endsWith("/collaborators");
+      const reads = method === "get" || method === "head" || readingWrites.includes(`${method} ${path}`);
       expect(operation.security, `${method} ${path}`).toEqual([
-        { oauth2: [method === "get" || method === "head" ? "read" : "write"] },
+        { oauth2: [reads ? "read" : "write"] },
         { bearer: [] },
         ...(publishable ? [{ publishableKey: [] }] : []),
       ]);

@@ -16,8 +16,10 @@
  *
  * A removed member's token is refused (401) everywhere; a member of another account reaches none of this
  * account's rows (403 or 404) but shared categories. Rows of the table whose operation the app does not have
- * yet are listed as skipped; the app's every operation that takes a token must have a row, and what a
- * signed-in person does with the session cookie (acting in no account) none.
+ * yet are listed as skipped; the app's every operation that takes a token must have a row, but those on the
+ * person's own standing (leaving an account, src/auth/roles.ts `OWN_STANDING`), which every person may call
+ * whatever their role and are checked on their own, and what a signed-in person does with the session
+ * cookie (acting in no account, accepting an invitation included) none.
  */
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
@@ -27,7 +29,7 @@ import * as z from "zod";
 import peopleAndRoles from "../docs/people-and-roles.md?raw";
 import { app } from "../src/app";
 import { resourceApp } from "../src/auth/resource-app";
-import { COLUMNS, PEOPLE_ONLY, PERMISSIONS, type Column } from "../src/auth/roles";
+import { COLUMNS, OWN_STANDING, PEOPLE_ONLY, PERMISSIONS, ROLES, type Column } from "../src/auth/roles";
 import type { AppEnv } from "../src/core/env";
 import { onError } from "../src/http/errors";
 import { withConfig } from "../src/http/middleware/config";
@@ -43,6 +45,8 @@ import {
   caller,
   contentDb,
   createAccount,
+  createClient,
+  createPerson,
   expectProblem,
   json,
   personCaller,
@@ -94,18 +98,26 @@ const ICON = {
 const DATES = [{ start: "2030-05-01T10:00:00.000Z", end: "2030-05-01T12:00:00.000Z" }];
 
 /** What an operation's path ids name: a row the test makes for each call. */
-type Kind = "pinpoint" | "list" | "event" | "category" | "key" | "webhook";
-/** A row of the account: its id, and for a list a pinpoint in it (for events, their pinpoint). */
-type Target = { id: number; pinpoint?: number };
+type Kind =
+  "pinpoint" | "list" | "event" | "category" | "key" | "webhook" | "member" | "invitation" | "collaboration" | "client";
+/**
+ * A row of the account: its id (a client's is its client id), and for a list a pinpoint in it (for
+ * events, their pinpoint); for a collaboration, the list and the person given it.
+ */
+type Target = { id: number | string; pinpoint?: number; person?: number };
 
 /**
- * How to call each operation: the kind of row its path (or, for `createEvent`, its body) names, the path
- * parameters that are not that row's id, and a valid body.
+ * How to call each operation: the kind of row its path (or, for `createEvent` and `transferOwnership`, its
+ * body) names, the path parameters that are not that row's id, and a valid body. `freshCaller`: the call
+ * changes the caller's own role (a transfer makes its owner an admin), so each column calls it as a new
+ * person of that column. `elsewhere`: what a member of another account gets, where it is not 403 or 404.
  */
 type Call = {
   target?: Kind;
   params?: (target: Target | undefined) => Record<string, string | number>;
   body?: (target: Target | undefined) => unknown;
+  freshCaller?: true;
+  elsewhere?: number;
 };
 const ogc = (collectionId = "pinpoints"): Call => ({ params: () => ({ collectionId }) });
 const tile: Call = { params: () => ({ z: 0, x: 0, y: 0 }) };
@@ -158,6 +170,26 @@ const CALLS: Record<string, Call> = {
   deleteWebhook: { target: "webhook" },
   rotateWebhookSecret: { target: "webhook" },
   listWebhookDeliveries: { target: "webhook" },
+  listMembers: {},
+  updateMember: { target: "member", params: (t) => ({ person_id: t!.id }), body: () => ({ role: "viewer" }) },
+  removeMember: { target: "member", params: (t) => ({ person_id: t!.id }) },
+  // The member named is none of another account's owner's: 400 at /person_id, as for anyone not a member.
+  transferOwnership: { target: "member", body: (t) => ({ person_id: t!.id }), freshCaller: true, elsewhere: 400 },
+  listInvitations: {},
+  createInvitation: { body: () => ({ email: `invited-${crypto.randomUUID()}@example.test`, role: "viewer" }) },
+  revokeInvitation: { target: "invitation" },
+  listCollaborators: { target: "list" },
+  putCollaborator: {
+    target: "list",
+    params: () => ({ person_id: people.viewer.personId }),
+    body: () => ({ role: "viewer" }),
+  },
+  removeCollaborator: { target: "collaboration", params: (t) => ({ person_id: t!.person! }) },
+  listClients: {},
+  createClient: { body: () => ({ name: "New client" }) },
+  rotateClientSecret: { target: "client", params: (t) => ({ client_id: t!.id }) },
+  revokeClient: { target: "client", params: (t) => ({ client_id: t!.id }) },
+  leaveAccount: {},
 };
 
 /** Collections whose `list` cell filters them; each compared with what the database holds. */
@@ -198,15 +230,7 @@ beforeAll(async () => {
   client = await caller("read write", accountId);
   shared = { "list editor": await insertList("Edited together"), "list viewer": await insertList("Read together") };
   people = {} as Record<Column, PersonCaller>;
-  for (const column of COLUMNS) {
-    people[column] =
-      column === "list editor" || column === "list viewer"
-        ? await personCaller(null, {
-            accountId,
-            lists: [[shared[column], column === "list editor" ? "editor" : "viewer"]],
-          })
-        : await personCaller(column, { accountId });
-  }
+  for (const column of COLUMNS) people[column] = await newPerson(column);
   removed = await personCaller("editor", { accountId });
   await env.DB.prepare("DELETE FROM members WHERE account_id = ? AND person_id = ?")
     .bind(accountId, removed.personId)
@@ -219,6 +243,13 @@ beforeAll(async () => {
 });
 
 const actor = (person: PersonCaller) => `person:${person.personId}`;
+
+/** A new person of the account in `column`: a member with that role, or given its shared list. */
+function newPerson(column: Column): Promise<PersonCaller> {
+  return column === "list editor" || column === "list viewer"
+    ? personCaller(null, { accountId, lists: [[shared[column], column === "list editor" ? "editor" : "viewer"]] })
+    : personCaller(column, { accountId });
+}
 
 async function insertList(name: string, createdBy: string | null = null): Promise<number> {
   const row = await db
@@ -245,11 +276,11 @@ const createdBy = (placement: Placement) => (placement === "own" ? actor(people.
 const listOf = (placement: Placement) =>
   placement === "list editor" || placement === "list viewer" ? shared[placement] : undefined;
 
-const makePinpoint = async (placement: Placement): Promise<Target> => ({
+const makePinpoint = async (placement: Placement): Promise<{ id: number }> => ({
   id: await insertPinpoint(createdBy(placement), listOf(placement)),
 });
 
-async function makeEvent(placement: Placement): Promise<Target> {
+async function makeEvent(placement: Placement): Promise<Target & { id: number }> {
   // An own event may be at anyone's pinpoint: what is the contributor's is the event.
   const pinpoint = (await makePinpoint(placement === "own" ? "account" : placement)).id;
   const row = await db
@@ -267,7 +298,7 @@ async function makeEvent(placement: Placement): Promise<Target> {
 }
 
 /** A list with a pinpoint in it: a shared list itself (with a new pinpoint), or a new list. */
-async function makeList(placement: Placement): Promise<Target> {
+async function makeList(placement: Placement): Promise<Target & { id: number }> {
   const id = listOf(placement) ?? (await insertList("Target", createdBy(placement)));
   return { id, pinpoint: await insertPinpoint(null, id) };
 }
@@ -309,6 +340,29 @@ async function makeTarget(kind: Kind, placement: Placement): Promise<Target> {
           }),
         ),
       };
+    case "member":
+      return { id: (await personCaller("editor", { accountId })).personId };
+    case "invitation": {
+      const row = await env.DB.prepare(
+        `INSERT INTO invitations (account_id, email, email_key, role, token_hash, invited_by, expires_at)
+         VALUES (?1, ?2, ?2, 'viewer', ?3, 'client:roles', ?4) RETURNING id`,
+      )
+        .bind(accountId, `target-${crypto.randomUUID()}@example.test`, crypto.randomUUID(), Date.now() + 3_600_000)
+        .first<{ id: number }>();
+      return { id: row!.id };
+    }
+    case "collaboration": {
+      const list = await makeList(placement);
+      const { personId } = await createPerson();
+      await env.DB.prepare(
+        "INSERT INTO list_collaborators (account_id, list_id, person_id, role) VALUES (?, ?, ?, 'viewer')",
+      )
+        .bind(accountId, list.id, personId)
+        .run();
+      return { id: list.id, person: personId };
+    }
+    case "client":
+      return { id: (await createClient("read", accountId)).clientId };
   }
 }
 
@@ -392,7 +446,7 @@ const insideFor = (column: Column, cell: string): Placement =>
 
 /** Checks one cell of the table: `column` calling `operation`. */
 async function checkCell(operation: string, column: Column, cell: string): Promise<void> {
-  const who = people[column];
+  const who = CALLS[operation]!.freshCaller ? await newPerson(column) : people[column];
   const kind = CALLS[operation]!.target;
   const label = `${column} ${operation}`;
   if (cell === "none") {
@@ -444,15 +498,15 @@ describe("the table in docs/people-and-roles.md", () => {
       .filter((operation) => (operation.security as Json[] | undefined)?.some((s) => scheme in s))
       .map((operation) => operation.operationId as string);
 
-  it("has a row for every operation of the app that takes a token", () => {
+  it("has a row for every operation of the app that takes a token, but those on the person's own standing", () => {
     const secured = securedBy("bearer");
     expect(secured.length).toBeGreaterThan(40);
-    expect(secured.filter((operation) => !TABLE.rows.has(operation))).toEqual([]);
+    expect(secured.filter((operation) => !TABLE.rows.has(operation))).toEqual([...OWN_STANDING]);
   });
 
   it("has none for what a signed-in person does in no account (the session cookie's operations)", () => {
     const personal = securedBy("session");
-    expect(personal).toContain("getMe");
+    expect(personal).toEqual(expect.arrayContaining(["getMe", "acceptInvitation"]));
     expect(personal.filter((operation) => TABLE.rows.has(operation))).toEqual([]);
   });
 
@@ -499,8 +553,31 @@ describe.each(ROWS)("$operation", ({ operation, cells }) => {
       return expectSuccess(response, `elsewhere ${operation}`);
     }
     const text = await response.text();
-    expect([403, 404], `${operation}: ${text}`).toContain(response.status);
+    const beyond = CALLS[operation]!.elsewhere;
+    expect(beyond === undefined ? [403, 404] : [beyond], `${operation}: ${text}`).toContain(response.status);
     expect(text).not.toContain("role_forbidden");
+  });
+});
+
+describe("leaveAccount, on the person's own standing: no row of the table", () => {
+  it.each(ROLES)("as a member with any role (%s): 204, and their token is refused from then on", async (role) => {
+    // A member of their own, so the table's people stay; an owner beside the account's, who is not its last.
+    const person = await personCaller(role, { accountId });
+    expect((await callAs(person, "leaveAccount")).status).toBe(204);
+    await expectProblem(await person.get("/v3.0/lists"), 401, { code: "invalid_token" });
+  });
+
+  it("as someone given lists only: 404, being no member", async () => {
+    const person = await newPerson("list editor");
+    await expectProblem(await callAs(person, "leaveAccount"), 404, { code: "not_found" });
+  });
+
+  it("as a client with read write: 403 person_required", async () => {
+    await expectProblem(await callAs(client, "leaveAccount"), 403, { code: "person_required" });
+  });
+
+  it("as a member removed from the account: 401", async () => {
+    await expectProblem(await callAs(removed, "leaveAccount"), 401, { code: "invalid_token" });
   });
 });
 

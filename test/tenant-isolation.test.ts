@@ -8,20 +8,27 @@
  * matches exactly as many of B's places as a tile reads, so one match more anywhere on the database
  * would have decided it.
  *
+ * The people of B's account (members, invitations, collaborators, clients) are read and written with
+ * the token of B's owner, a person; A's owner invites, makes clients and shares lists meanwhile.
+ *
  * What may differ, and is normalized where named below:
  * - `X-Request-Id` (new at every request) and the value of `X-D1-Bookmark` (sealed anew at every
  *   answer; its shape is checked, and what it holds is D1's position, which every write moves);
  * - cursors (encrypted with a random nonce): the change feed's are opened and their position
  *   compared; a page's `next` is followed and the page it names compared too;
  * - OGC's `timeStamp` and the token endpoint's `access_token`: the time of the answer;
- * - in the writes, which each phase makes on objects of its own: their ids, times, media URLs, secrets
- *   and keys. Ids are allocated per database, not per account (the same section says what that shows).
+ * - in the writes, which each phase makes on objects of its own: their ids, times, media URLs, secrets,
+ *   keys and links, client ids, and the email addresses of the people they make. Ids are allocated per
+ *   database, not per account (the same section says what that shows).
  * Categories are shared: A's new categories appear in B's category answers, which the test expects.
  */
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { app } from "../src/app";
+import { mintPersonToken } from "../src/auth/person-token";
 import { FRESH_MS } from "../src/auth/publishable-keys";
+import type { Role } from "../src/core/env";
+import { signingKeys } from "../src/core/signing";
 import { shardNames } from "../src/db/shard-plan";
 import { ISSUED_BOOKMARK_PATTERN } from "../src/http/bookmark-header";
 import { decodeCursor } from "../src/http/cursor";
@@ -32,9 +39,13 @@ import {
   caller,
   contentDb,
   createAccount,
+  Browser,
+  createPerson,
   fetchWith,
   json,
   nextAddress,
+  personCaller,
+  personWithPassword,
   received,
   settleWebhook,
   receiverUrl,
@@ -48,8 +59,20 @@ const BOOKMARK = new RegExp(ISSUED_BOOKMARK_PATTERN);
 const PARIS = { latitude: 48.8566, longitude: 2.3522 };
 const DATES = [{ start: "2030-05-01T10:00:00.000Z", end: "2030-05-01T12:00:00.000Z" }];
 
-type Credential = "token" | "key" | "none";
-type Step = { method?: string; path: string; as?: Credential; headers?: Record<string, string>; body?: unknown };
+type Credential = "token" | "key" | "person" | "session" | "none";
+/** A person of B's account, or to be: their session, from which each request's token is minted. */
+type Person = { personId: number; sessionId: string };
+type Step = {
+  method?: string;
+  path: string;
+  as?: Credential;
+  /** Who sends a `person` step; B's owner unless named. */
+  person?: Person;
+  /** The signed-in browser that sends a `session` step (its cookie and CSRF token). */
+  browser?: Browser;
+  headers?: Record<string, string>;
+  body?: unknown;
+};
 type Answer = { request: string; status: number; headers: Record<string, string>; body: unknown; next?: Answer };
 
 /** What B has, read by the table's requests (and one place of A's). */
@@ -63,10 +86,14 @@ type Fixture = {
   key: { id: number; key: string };
   webhook: { id: number; name: string; secret: string };
   changesCursor: string;
+  owner: Person;
+  aList: number;
 };
 
 let a: Caller;
 let b: Caller;
+/** A's owner, a person, who manages A's people while B reads. */
+let aOwner: Person;
 let f: Fixture;
 /** A's webhook, which A's writes go out to while B reads. */
 let aWebhook: number;
@@ -154,7 +181,50 @@ async function aWrites(): Promise<void> {
     ids.slice(60, 80).map(async (id) => expect((await a.send("DELETE", `/v3.0/pinpoints/${id}`)).status).toBe(204)),
   );
   await created(await a.send("POST", "/v3.0/keys", { name: `map ${batch}`, lists: [list.id] }));
+  await aPeopleWrites(list.id);
   await settleWebhook(aWebhook, a.accountId);
+}
+
+/** A person named as B's people are, in `accountId` with `role` (none: in no account yet). */
+async function keeper(accountId: number, role: Role | null): Promise<Person & { email: string }> {
+  const person = await createPerson();
+  await env.DB.prepare("UPDATE people SET name = 'Okapi Keeper' WHERE id = ?").bind(person.personId).run();
+  if (role !== null) await personCaller(role, { accountId, person });
+  return person;
+}
+
+/** A person named as B's people are, in no account yet, signed in on a browser of their own. */
+async function signedInKeeper(): Promise<{ personId: number; email: string; browser: Browser }> {
+  const { personId, email, password } = await personWithPassword();
+  await env.DB.prepare("UPDATE people SET name = 'Okapi Keeper' WHERE id = ?").bind(personId).run();
+  const browser = new Browser();
+  expect((await browser.signIn(email, password)).status).toBe(200);
+  return { personId, email, browser };
+}
+
+/** A's owner's request, with a token minted from their session. */
+async function asAOwner(method: string, path: string, body: unknown): Promise<Response> {
+  const { token } = await mintPersonToken((await signingKeys(env)).current, {
+    ...aOwner,
+    accountId: a.accountId,
+    scope: "read write",
+  });
+  return fetchWith({}, path, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+/** A's people's writes, with B's words: an invitation to the address B invites, a client, a list shared. */
+async function aPeopleWrites(list: number): Promise<void> {
+  await created(await asAOwner("POST", "/v3.0/invitations", { email: "okapi.keeper@example.test", role: "editor" }));
+  await created(await asAOwner("POST", "/v3.0/invitations", { email: "zebra@example.test", role: "viewer", list }));
+  await created(await asAOwner("POST", "/v3.0/clients", { name: "Okapi import" }));
+  const collaborator = await keeper(a.accountId, "viewer");
+  await created(
+    await asAOwner("PUT", `/v3.0/lists/${list}/collaborators/${collaborator.personId}`, { role: "editor" }),
+  );
 }
 
 /** A's categories, named as B's. */
@@ -229,6 +299,24 @@ beforeAll(async () => {
     await b.send("POST", "/v3.0/keys", { name: "map", lists: [main.id] }),
   );
   const aPlace = await created(await a.send("POST", "/v3.0/pinpoints", { name: "Okapi Museum", ...PARIS }));
+  // People's and invitations' ids far above the content's, so that an id in a write's answer names one
+  // object: the answers' ids are named by value (`nameIds`). AUTOINCREMENT goes on from the highest id.
+  await env.DB.batch([
+    env.DB.prepare(
+      "INSERT INTO people (id, email, email_key, name) VALUES (1000000000, 'ids@example.test', 'ids@example.test', 'ids')",
+    ),
+    env.DB.prepare(
+      `INSERT INTO invitations (id, account_id, email, email_key, role, token_hash, invited_by, expires_at)
+       VALUES (2000000000, ?, 'ids@example.test', 'ids@example.test', 'viewer', 'ids', 'person:1000000000', 0)`,
+    ).bind(a.accountId),
+  ]);
+  aOwner = await keeper(a.accountId, "owner");
+  const aList = await created(await a.send("POST", "/v3.0/lists", { name: "Rainy day" }));
+  // B's people: its owner (who reads them), an editor, a collaborator on the main list, an invitation.
+  const owner = await keeper(b.accountId, "owner");
+  await keeper(b.accountId, "editor");
+  const collaborator = await keeper(b.accountId, null);
+  await personCaller(null, { accountId: b.accountId, lists: [[main.id, "viewer"]], person: collaborator });
   const changes = await json<{ cursor: string }>(await b.get("/v3.0/changes"));
   expect((await b.send("PUT", `/v3.0/pinpoints/${cafe.id}`, { name: "Zebra café (closed)" })).status).toBe(200);
   await settleWebhook(webhook.id, b.accountId);
@@ -243,7 +331,17 @@ beforeAll(async () => {
     key,
     webhook: { id: webhook.id, name: webhookName, secret: webhook.secret },
     changesCursor: changes.cursor,
+    owner,
+    aList: aList.id,
   };
+  await created(
+    await send({
+      method: "POST",
+      path: "/v3.0/invitations",
+      as: "person",
+      body: { email: "okapi.keeper@example.test", role: "viewer" },
+    }),
+  );
 }, 300_000);
 
 /** Every route the app registers, as `METHOD path` (validators register a route again: one entry each). */
@@ -380,6 +478,13 @@ const READS: Record<string, (f: Fixture) => Step[]> = {
   "GET /ogc/api": () => [{ path: "/ogc/api" }],
   [`GET /maps/:id${ID}`]: (f) => [{ path: `/maps/${f.lists.main}`, as: "key" }],
   "POST /v3.0/oauth2/token": () => [{ method: "POST", path: "/v3.0/oauth2/token", as: "none", body: "token" }],
+  "GET /v3.0/members": () => [{ path: "/v3.0/members?limit=2", as: "person" }],
+  "GET /v3.0/invitations": () => [{ path: "/v3.0/invitations", as: "person" }],
+  "GET /v3.0/clients": () => [{ path: "/v3.0/clients", as: "person" }],
+  [`GET /v3.0/lists/:id${ID}/collaborators`]: (f) => [
+    { path: `/v3.0/lists/${f.lists.main}/collaborators`, as: "person" },
+    { path: `/v3.0/lists/${f.aList}/collaborators`, as: "person" },
+  ],
 };
 
 /** One write of B's, on objects it makes for the occasion: the steps answered, and the ids it made. */
@@ -532,6 +637,120 @@ const WRITES: Record<string, (f: Fixture) => Promise<Write>> = {
   },
 };
 
+/** An invitation of B's to `email`, with its token. */
+const invitation = async (email: string) =>
+  created<{ id: number; token: string }>(
+    await send({ method: "POST", path: "/v3.0/invitations", as: "person", body: { email, role: "editor" } }),
+  );
+const client = async () =>
+  (
+    await created<{ id: string }>(
+      await send({ method: "POST", path: "/v3.0/clients", as: "person", body: { name: "x" } }),
+    )
+  ).id;
+
+/** B's people's writes, sent by B's owner (or the person named), on people and objects made for the occasion. */
+const PEOPLE_WRITES: Record<string, (f: Fixture) => Promise<Write>> = {
+  [`PATCH /v3.0/members/:person_id${ID}`]: async () => {
+    const { personId } = await keeper(b.accountId, "viewer");
+    return {
+      ids: { person: personId },
+      steps: [{ method: "PATCH", path: `/v3.0/members/${personId}`, as: "person", body: { role: "editor" } }],
+    };
+  },
+  [`DELETE /v3.0/members/:person_id${ID}`]: async () => {
+    const { personId } = await keeper(b.accountId, "viewer");
+    return {
+      ids: { person: personId },
+      steps: [{ method: "DELETE", path: `/v3.0/members/${personId}`, as: "person" }],
+    };
+  },
+  "DELETE /v3.0/members/me": async () => {
+    const person = await keeper(b.accountId, "viewer");
+    return {
+      ids: { person: person.personId },
+      steps: [{ method: "DELETE", path: "/v3.0/members/me", as: "person", person }],
+    };
+  },
+  "POST /v3.0/members/transfer-ownership": async () => {
+    const [owner, heir] = [await keeper(b.accountId, "owner"), await keeper(b.accountId, "editor")];
+    return {
+      ids: { owner: owner.personId, heir: heir.personId },
+      steps: [
+        {
+          method: "POST",
+          path: "/v3.0/members/transfer-ownership",
+          as: "person",
+          person: owner,
+          body: { person_id: heir.personId },
+        },
+      ],
+    };
+  },
+  "POST /v3.0/invitations": async (f) => ({
+    ids: {},
+    steps: [
+      {
+        method: "POST",
+        path: "/v3.0/invitations",
+        as: "person",
+        body: { email: "okapi@example.test", role: "viewer" },
+      },
+      {
+        method: "POST",
+        path: "/v3.0/invitations",
+        as: "person",
+        body: { email: "zebra@example.test", role: "editor", list: f.lists.main },
+      },
+    ],
+  }),
+  [`DELETE /v3.0/invitations/:id${ID}`]: async () => {
+    const { id } = await invitation("okapi@example.test");
+    return { ids: { invitation: id }, steps: [{ method: "DELETE", path: `/v3.0/invitations/${id}`, as: "person" }] };
+  },
+  "POST /v3.0/invitations/accept": async () => {
+    const { personId, email, browser } = await signedInKeeper();
+    const { id, token } = await invitation(email);
+    const accept = {
+      method: "POST",
+      path: "/v3.0/invitations/accept",
+      as: "session" as const,
+      browser,
+      body: { token },
+    };
+    return { ids: { invitation: id, person: personId }, steps: [accept, accept] };
+  },
+  "POST /v3.0/clients": async () => ({
+    ids: {},
+    steps: [{ method: "POST", path: "/v3.0/clients", as: "person", body: { name: "Okapi import", scope: "read" } }],
+  }),
+  "POST /v3.0/clients/:client_id{[0-9a-f]+}/secret": async () => ({
+    ids: {},
+    steps: [{ method: "POST", path: `/v3.0/clients/${await client()}/secret`, as: "person" }],
+  }),
+  "DELETE /v3.0/clients/:client_id{[0-9a-f]+}": async () => ({
+    ids: {},
+    steps: [{ method: "DELETE", path: `/v3.0/clients/${await client()}`, as: "person" }],
+  }),
+  [`PUT /v3.0/lists/:id${ID}/collaborators/:person_id${ID}`]: async () => {
+    const [id, { personId }] = [await list(), await keeper(b.accountId, "viewer")];
+    return {
+      ids: { list: id, person: personId },
+      steps: [
+        { method: "PUT", path: `/v3.0/lists/${id}/collaborators/${personId}`, as: "person", body: { role: "editor" } },
+        { method: "PUT", path: `/v3.0/lists/${id}/collaborators/${personId}`, as: "person", body: { role: "viewer" } },
+      ],
+    };
+  },
+  [`DELETE /v3.0/lists/:id${ID}/collaborators/:person_id${ID}`]: async () => {
+    const [id, { personId }] = [await list(), await keeper(b.accountId, "viewer")];
+    const path = `/v3.0/lists/${id}/collaborators/${personId}`;
+    expect((await send({ method: "PUT", path, as: "person", body: { role: "editor" } })).status).toBe(201);
+    return { ids: { list: id, person: personId }, steps: [{ method: "DELETE", path, as: "person" }] };
+  },
+};
+Object.assign(WRITES, PEOPLE_WRITES);
+
 async function disabledWebhook(): Promise<number> {
   const body = { url: "https://hooks.example.com/poi", events: ["*"], enabled: false };
   return (await created(await b.send("POST", "/v3.0/webhooks", body))).id;
@@ -542,7 +761,13 @@ async function send(step: Step): Promise<Response> {
   const headers: Record<string, string> = { ...step.headers };
   const url = new URL(step.path, "https://api.example.test");
   if ((step.as ?? "token") === "token") headers.Authorization = `Bearer ${b.token}`;
+  if (step.as === "person") {
+    const person = step.person ?? f.owner;
+    const grant = { ...person, accountId: b.accountId, scope: "read write" };
+    headers.Authorization = `Bearer ${(await mintPersonToken((await signingKeys(env)).current, grant)).token}`;
+  }
   if (step.as === "key") url.searchParams.set("key", f.key.key);
+  if (step.as === "session") return step.browser!.send(step.method ?? "GET", step.path, step.body, step.headers);
   let body: string | undefined;
   if (step.body === "token") {
     // The token endpoint: B's client, from an address of its own (its per-address limit).
@@ -561,13 +786,17 @@ async function send(step: Step): Promise<Response> {
 type Names = Map<number, string>;
 
 /** Fields whose values are ids of the objects a write made. */
-const ID_FIELDS = new Set(["id", "pinpoint", "category", "object_id", "ids", "lists"]);
+const ID_FIELDS = new Set(["id", "pinpoint", "category", "object_id", "ids", "lists", "list", "accepted_by"]);
 
 function nameIds(value: unknown, names: Names): unknown {
   if (typeof value === "number") return names.get(value) ?? value;
   if (Array.isArray(value)) return value.map((item) => nameIds(item, names));
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, ID_FIELDS.has(k) ? nameIds(v, names) : v]));
+    // Into nested objects too (an ownership transfer's `owner`, an acceptance's `person`), not other arrays.
+    const nested = (v: unknown) => v !== null && typeof v === "object" && !Array.isArray(v);
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, ID_FIELDS.has(k) || nested(v) ? nameIds(v, names) : v]),
+    );
   }
   return value;
 }
@@ -576,7 +805,8 @@ function nameIds(value: unknown, names: Names): unknown {
 function nameIdsIn(text: string, names: Names): string {
   let out = text;
   for (const [id, name] of names) out = out.replaceAll(new RegExp(`\\b${id}\\b`, "g"), name);
-  return out;
+  // Client ids, 32 hexadecimal digits, which the writes make anew.
+  return out.replaceAll(/\b[0-9a-f]{32}\b/g, "<client id>");
 }
 
 /** A URL's cursor, a new ciphertext at every answer, as `<cursor>` (the page it names is compared instead). */
@@ -602,7 +832,11 @@ async function normalize(value: unknown, key: string, writing: boolean): Promise
   const text = withoutCursor(value);
   if (!writing) return text;
   if (["created_at", "updated_at", "disabled_at", "previous_secret_expires_at"].includes(key)) return "<time>";
-  if (key === "secret" || key === "key" || key === "key_prefix") return `<${key}>`;
+  if (["secret", "key", "key_prefix", "token", "link", "client_secret", "expires_at", "email"].includes(key)) {
+    return `<${key}>`;
+  }
+  // A client's id (numbers are named where the write made them).
+  if (key === "id") return "<client id>";
   if ((key === "media_url" || key === "image_url") && text.includes("/media/m/")) return "<media>";
   return text;
 }
@@ -638,8 +872,9 @@ async function answer(step: Step, names: Names | null, follow = true): Promise<A
   for (const [name, value] of response.headers) {
     if (name === "x-request-id") continue;
     if (name === "x-d1-bookmark") {
-      // Sealed, and only to an access token: a key's readers and the public routes get none.
-      expect(step.as ?? "token", `${step.path}: ${name}`).toBe("token");
+      // Sealed, and only to an access token (a client's or a person's): a key's readers, a signed-in
+      // browser's session and the public routes get none.
+      expect(["token", "person"], `${step.path}: ${name}`).toContain(step.as ?? "token");
       expect(value, `${step.path}: ${name}`).toMatch(BOOKMARK);
       headers[name] = "<sealed>";
     } else headers[name] = names ? nameIdsIn(value, names) : value;
@@ -754,6 +989,11 @@ describe("another account's data and activity change none of B's answers", () =>
     for (let i = 0; i < first.length; i++) expect.soft(second[i], first[i]!.request).toEqual(first[i]);
     // Every write route answered as a write does (not a refusal the comparison would not tell from another).
     expect(first.filter((a) => a.status >= 500)).toEqual([]);
+    // And B's people's writes did what they do: all succeeded but accepting one invitation twice.
+    const asPerson = first
+      .filter((a) => / as (person|session)$/.test(a.request))
+      .map((a) => `${a.status} ${a.request}`);
+    expect(asPerson.filter((line) => !/^2/.test(line))).toEqual(["410 POST /v3.0/invitations/accept as session"]);
   });
 
   it("B's webhook positions count B's changes alone, whatever A writes in between", { timeout: 600_000 }, async () => {

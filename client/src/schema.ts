@@ -489,7 +489,7 @@ export interface paths {
     post?: never;
     /**
      * Delete a list
-     * @description The pinpoints in it are not deleted.
+     * @description The pinpoints in it are not deleted. The people given the list lose it, and invitations to it are revoked.
      */
     delete: operations["deleteList"];
     options?: never;
@@ -715,6 +715,262 @@ export interface paths {
     put?: never;
     post?: never;
     delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/members": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the account's members
+     * @description Every member of the account you act in, with their role, by person id.
+     */
+    get: operations["listMembers"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/members/transfer-ownership": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Transfer the account's ownership
+     * @description The member named becomes an owner and you, an owner, become an admin, in one step. To add an owner and stay one, change their role instead.
+     */
+    post: operations["transferOwnership"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/members/me": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Leave the account
+     * @description You stop being a member (and a collaborator on its lists); your tokens for it are refused from the next request. The last owner cannot leave (409 `last_owner`): make another member an owner first.
+     */
+    delete: operations["leaveAccount"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/members/{person_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Remove a member
+     * @description They lose the account, and their collaborations on its lists, at their very next request. Only an owner removes an owner (403 `owner_required`); the last owner cannot be removed (409 `last_owner`).
+     */
+    delete: operations["removeMember"];
+    options?: never;
+    head?: never;
+    /**
+     * Change a member's role
+     * @description Only an owner gives or takes the owner role (403 `owner_required`); the account's last owner keeps it (409 `last_owner`). The member's very next request acts with the new role.
+     */
+    patch: operations["updateMember"];
+    trace?: never;
+  };
+  "/v3.0/invitations/accept": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Accept an invitation
+     * @description With the `token` of the link. Signed in (the session cookie, and on this write its CSRF token), as the person whose email the invitation names (403 `invitation_email_mismatch` otherwise). Not signed in, with `name` and `password`: this makes the person, who then signs in; if someone has the address already, 409 `sign_in_to_accept`. A link works once, until it expires or is revoked: 410 `invitation_used`, `invitation_expired` or `invitation_revoked` after. Someone who is a member already keeps their role.
+     */
+    post: operations["acceptInvitation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/invitations": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the account's invitations
+     * @description Every invitation of the account you act in, by id, with its `status`: `pending`, `accepted`, `revoked` or `expired`; never its link.
+     */
+    get: operations["listInvitations"];
+    put?: never;
+    /**
+     * Invite someone by email
+     * @description To the account with a `role`, or to one `list` with `editor` or `viewer`. The answer holds the single-use `link` (and its `token`), once: only the token's hash is stored. It works for 7 days unless `expires_in` says otherwise, and is mailed where the operator set up email (`mailed`); otherwise pass it on yourself. Only an owner invites an owner (403 `owner_required`); someone who has the access already is 409 `already_member`.
+     */
+    post: operations["createInvitation"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/invitations/{id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke an invitation
+     * @description Its link stops working. Revoking a revoked or expired invitation changes nothing; an accepted one is 409: remove the member instead.
+     */
+    delete: operations["revokeInvitation"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/lists/{id}/collaborators": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List a list's collaborators
+     * @description The people given this list without being members of the account, or besides their role in it.
+     */
+    get: operations["listCollaborators"];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/lists/{id}/collaborators/{person_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Give a person a list, or change their role on it
+     * @description `editor` changes the list, the pinpoints in it and their events; `viewer` reads them. The person must already be a member of the account or a collaborator on one of its lists; invite anyone else by email with `list` (POST /v3.0/invitations). 201 for a new collaborator, 200 for a changed one; their next request acts with it.
+     */
+    put: operations["putCollaborator"];
+    post?: never;
+    /**
+     * Take a list from a collaborator
+     * @description Their next request acts without it.
+     */
+    delete: operations["removeCollaborator"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/clients": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * List the account's clients
+     * @description Oldest first, revoked ones included; never a secret.
+     */
+    get: operations["listClients"];
+    put?: never;
+    /**
+     * Create a client
+     * @description A client of the account you act in, for a program that gets tokens with the client credentials grant. `client_secret` is in this answer only; only its hash is stored.
+     */
+    post: operations["createClient"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/clients/{client_id}/secret": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * Give a client a new secret
+     * @description The new `client_secret` is in this answer only. Tokens issued with the old secret stop working within 60 seconds. A revoked client has no secret to rotate (409 `client_revoked`).
+     */
+    post: operations["rotateClientSecret"];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/clients/{client_id}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Revoke a client
+     * @description The token endpoint refuses it at once; its tokens stop working within 60 seconds. Revoking a revoked client changes nothing.
+     */
+    delete: operations["revokeClient"];
     options?: never;
     head?: never;
     patch?: never;
@@ -1577,6 +1833,33 @@ export interface components {
       name?: string;
       description?: string | null;
     };
+    Collaborator: {
+      /** @description The person's id */
+      id: number;
+      name: string;
+      email: string;
+      /** @description The list's id */
+      list: number;
+      /**
+       * @description editor (changes the list, its pinpoints and their events) or viewer (reads them): docs/people-and-roles.md
+       * @enum {string}
+       */
+      role: "editor" | "viewer";
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When their role last changed
+       */
+      updated_at: string;
+    };
+    CollaboratorPut: {
+      /**
+       * @description editor (changes the list, its pinpoints and their events) or viewer (reads them): docs/people-and-roles.md
+       * @enum {string}
+       */
+      role: "editor" | "viewer";
+    };
     Category: {
       id: number;
       name: string;
@@ -1983,6 +2266,184 @@ export interface components {
       /** Format: date-time */
       created_at: string;
     };
+    Member: {
+      /** @description The person's id, the same in every account they are in */
+      id: number;
+      name: string;
+      email: string;
+      /**
+       * @description owner, admin, editor, contributor or viewer: what each may do is the table of docs/people-and-roles.md
+       * @enum {string}
+       */
+      role: "owner" | "admin" | "editor" | "contributor" | "viewer";
+      /**
+       * Format: date-time
+       * @description When they joined the account
+       */
+      created_at: string;
+      /**
+       * Format: date-time
+       * @description When their role last changed
+       */
+      updated_at: string;
+    };
+    OwnershipTransfer: {
+      /** @description A member of the account, who becomes its owner */
+      person_id: number;
+    };
+    OwnershipTransferred: {
+      owner: components["schemas"]["Member"];
+      former_owner: components["schemas"]["Member"];
+    };
+    MemberUpdate: {
+      /**
+       * @description owner, admin, editor, contributor or viewer: what each may do is the table of docs/people-and-roles.md
+       * @enum {string}
+       */
+      role: "owner" | "admin" | "editor" | "contributor" | "viewer";
+    };
+    Client: {
+      name: string;
+      scope: string;
+      secret_version: number;
+      /** @description The client id (`client_id` at the token endpoint) */
+      id: string;
+      /** @enum {string} */
+      status: "active" | "revoked";
+      revoked_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+    };
+    ClientCreate: {
+      /** @description What the client is, for the people who manage it */
+      name: string;
+      /**
+       * @description The scopes its tokens may carry; absent: `read write`
+       * @example read write
+       */
+      scope?: string;
+    };
+    ClientWithSecret: {
+      name: string;
+      scope: string;
+      secret_version: number;
+      /** @description The client id (`client_id` at the token endpoint) */
+      id: string;
+      /** @enum {string} */
+      status: "active" | "revoked";
+      revoked_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /** Format: date-time */
+      updated_at: string;
+      /**
+       * @description The secret, 256 random bits: shown only now (only its hash is stored)
+       * @example q3Xh0pL2m9vBzR7tY4wK8sN1cD6fG5jH0aE3uI2oP9s
+       */
+      client_secret: string;
+    };
+    InvitationAccept: {
+      token: string;
+      /**
+       * @description Your display name, when no one has this address yet
+       * @example Ana Lima
+       */
+      name?: string;
+      /**
+       * @description Your password, when no one has this address yet: 12 to 128 characters, no other rule: not one of the most common passwords, not one character repeated, not your email address
+       * @example a long phrase only you know
+       */
+      password?: string;
+    };
+    AcceptedInvitation: {
+      account: {
+        id: number;
+        name: string;
+      };
+      /**
+       * @description Your role in the account, or on the list
+       * @enum {string}
+       */
+      role: "owner" | "admin" | "editor" | "contributor" | "viewer";
+      list: number | null;
+      person: {
+        id: number;
+        name: string;
+        email: string;
+      };
+      /** @description Whether accepting made you: sign in then */
+      person_created: boolean;
+    };
+    Invitation: {
+      id: number;
+      email: string;
+      /** @enum {string} */
+      role: "owner" | "admin" | "editor" | "contributor" | "viewer";
+      /** @description The list it invites to; null: the account */
+      list: number | null;
+      /** @enum {string} */
+      status: "pending" | "accepted" | "revoked" | "expired";
+      /** @description Who made the invitation */
+      invited_by: components["schemas"]["Actor"];
+      /** Format: date-time */
+      expires_at: string;
+      accepted_at: string | null;
+      /** @description The person who accepted it */
+      accepted_by: number | null;
+      revoked_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+    };
+    InvitationCreate: {
+      /**
+       * @description Who is invited; they accept as the person with this address
+       * @example ana@example.com
+       */
+      email: string;
+      /**
+       * @description Without `list`: owner (only an owner invites one), admin, editor, contributor or viewer. With `list`: editor or viewer
+       * @enum {string}
+       */
+      role: "owner" | "admin" | "editor" | "contributor" | "viewer";
+      /** @description A list of the account: the invitation is to it alone */
+      list?: number;
+      /** @description Seconds the link works; absent: 604800 (7 days) */
+      expires_in?: number;
+    };
+    CreatedInvitation: {
+      id: number;
+      email: string;
+      /** @enum {string} */
+      role: "owner" | "admin" | "editor" | "contributor" | "viewer";
+      /** @description The list it invites to; null: the account */
+      list: number | null;
+      /** @enum {string} */
+      status: "pending" | "accepted" | "revoked" | "expired";
+      /** @description Who made the invitation */
+      invited_by: components["schemas"]["Actor"];
+      /** Format: date-time */
+      expires_at: string;
+      accepted_at: string | null;
+      /** @description The person who accepted it */
+      accepted_by: number | null;
+      revoked_at: string | null;
+      /** Format: date-time */
+      created_at: string;
+      /**
+       * @description The link's secret, 256 random bits: shown only now (only its hash is stored)
+       * @example Jx3b0Qe7YtZk2mWp9sLr4vNc8aHd1fGu6oEi5yTq0Bw
+       */
+      token: string;
+      /**
+       * Format: uri
+       * @description The single-use link to pass on: `<origin>/invitations/accept?token=<token>`
+       */
+      link: string;
+      /** @description Whether it was mailed (only where the operator set up email) */
+      mailed: boolean;
+    };
     TileJSON: {
       /** @constant */
       tilejson: "3.0.0";
@@ -2020,13 +2481,22 @@ export interface components {
         | "urn:poi-api:problem:role_forbidden"
         | "urn:poi-api:problem:person_required"
         | "urn:poi-api:problem:csrf_failed"
+        | "urn:poi-api:problem:owner_required"
+        | "urn:poi-api:problem:invitation_email_mismatch"
         | "urn:poi-api:problem:not_found"
         | "urn:poi-api:problem:method_not_allowed"
         | "urn:poi-api:problem:conflict"
         | "urn:poi-api:problem:last_credential"
         | "urn:poi-api:problem:idempotency_key_in_use"
+        | "urn:poi-api:problem:last_owner"
+        | "urn:poi-api:problem:already_member"
+        | "urn:poi-api:problem:sign_in_to_accept"
+        | "urn:poi-api:problem:client_revoked"
         | "urn:poi-api:problem:cursor_expired"
         | "urn:poi-api:problem:idempotency_answer_unreadable"
+        | "urn:poi-api:problem:invitation_used"
+        | "urn:poi-api:problem:invitation_expired"
+        | "urn:poi-api:problem:invitation_revoked"
         | "urn:poi-api:problem:precondition_failed"
         | "urn:poi-api:problem:payload_too_large"
         | "urn:poi-api:problem:unsupported_media_type"
@@ -2103,7 +2573,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Access to this resource is forbidden (`urn:poi-api:problem:forbidden`); The access token lacks the required scope (`urn:poi-api:problem:insufficient_scope`); Your role does not allow this (`urn:poi-api:problem:role_forbidden`); Only a person may do this (`urn:poi-api:problem:person_required`); The request did not come from this service's own pages (`urn:poi-api:problem:csrf_failed`) */
+    /** @description Access to this resource is forbidden (`urn:poi-api:problem:forbidden`); The access token lacks the required scope (`urn:poi-api:problem:insufficient_scope`); Your role does not allow this (`urn:poi-api:problem:role_forbidden`); Only a person may do this (`urn:poi-api:problem:person_required`); The request did not come from this service's own pages (`urn:poi-api:problem:csrf_failed`); Only an owner of the account may do this (`urn:poi-api:problem:owner_required`); The invitation is for another email address (`urn:poi-api:problem:invitation_email_mismatch`) */
     Problem403: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -2160,7 +2630,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description Conflict (`urn:poi-api:problem:conflict`); The last way to sign in cannot be removed (`urn:poi-api:problem:last_credential`); A request with this idempotency key is still being processed (`urn:poi-api:problem:idempotency_key_in_use`) */
+    /** @description Conflict (`urn:poi-api:problem:conflict`); The last way to sign in cannot be removed (`urn:poi-api:problem:last_credential`); A request with this idempotency key is still being processed (`urn:poi-api:problem:idempotency_key_in_use`); An account keeps at least one owner (`urn:poi-api:problem:last_owner`); The person already has this access (`urn:poi-api:problem:already_member`); A person with this email address exists: sign in to accept (`urn:poi-api:problem:sign_in_to_accept`); The client was revoked (`urn:poi-api:problem:client_revoked`) */
     Problem409: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -2179,7 +2649,7 @@ export interface components {
         "application/problem+json": components["schemas"]["Problem"];
       };
     };
-    /** @description The change feed cursor is older than the retention window (`urn:poi-api:problem:cursor_expired`); The answer kept for this idempotency key cannot be read (`urn:poi-api:problem:idempotency_answer_unreadable`) */
+    /** @description The change feed cursor is older than the retention window (`urn:poi-api:problem:cursor_expired`); The answer kept for this idempotency key cannot be read (`urn:poi-api:problem:idempotency_answer_unreadable`); The invitation was already accepted (`urn:poi-api:problem:invitation_used`); The invitation has expired (`urn:poi-api:problem:invitation_expired`); The invitation was revoked (`urn:poi-api:problem:invitation_revoked`) */
     Problem410: {
       headers: {
         "X-D1-Bookmark": components["headers"]["Bookmark"];
@@ -4617,6 +5087,659 @@ export interface operations {
         content: {
           "application/json": components["schemas"]["TileJSON"];
         };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  listMembers: {
+    parameters: {
+      query?: {
+        /** @description Items per page: 20 when absent or 0; larger than 1000 means 1000 */
+        limit?: number;
+        /** @description Opaque; comes with a page's next and previous URLs */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            results: components["schemas"]["Member"][];
+            /** @description The next page, or null on the last page */
+            next: string | null;
+            /** @description The previous page, or null on the first page */
+            previous: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  transferOwnership: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "person_id": 2
+         *     }
+         */
+        "application/json": components["schemas"]["OwnershipTransfer"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["OwnershipTransferred"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      422: components["responses"]["Problem422"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  leaveAccount: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Left */
+      204: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      409: components["responses"]["Problem409"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  removeMember: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /**
+         * @description The member's person id
+         * @example 1
+         */
+        person_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  updateMember: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /**
+         * @description The member's person id
+         * @example 1
+         */
+        person_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "role": "editor"
+         *     }
+         */
+        "application/json": components["schemas"]["MemberUpdate"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Member"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  acceptInvitation: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "token": "Jx3b0Qe7YtZk2mWp9sLr4vNc8aHd1fGu6oEi5yTq0Bw",
+         *       "name": "Ada",
+         *       "password": "a long phrase only you know"
+         *     }
+         */
+        "application/json": components["schemas"]["InvitationAccept"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["AcceptedInvitation"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+    };
+  };
+  listInvitations: {
+    parameters: {
+      query?: {
+        /** @description Items per page: 20 when absent or 0; larger than 1000 means 1000 */
+        limit?: number;
+        /** @description Opaque; comes with a page's next and previous URLs */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            results: components["schemas"]["Invitation"][];
+            /** @description The next page, or null on the last page */
+            next: string | null;
+            /** @description The previous page, or null on the first page */
+            previous: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  createInvitation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "email": "ada@example.org",
+         *       "role": "editor"
+         *     }
+         */
+        "application/json": components["schemas"]["InvitationCreate"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The URL of the new resource */
+          Location?: string;
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["CreatedInvitation"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      422: components["responses"]["Problem422"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  revokeInvitation: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  listCollaborators: {
+    parameters: {
+      query?: {
+        /** @description Items per page: 20 when absent or 0; larger than 1000 means 1000 */
+        limit?: number;
+        /** @description Opaque; comes with a page's next and previous URLs */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /** @description The list's id */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            results: components["schemas"]["Collaborator"][];
+            /** @description The next page, or null on the last page */
+            next: string | null;
+            /** @description The previous page, or null on the first page */
+            previous: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  putCollaborator: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /** @description The list's id */
+        id: number;
+        /**
+         * @description The collaborator's person id
+         * @example 1
+         */
+        person_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "role": "editor"
+         *     }
+         */
+        "application/json": components["schemas"]["CollaboratorPut"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Collaborator"];
+        };
+      };
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The URL of the new resource */
+          Location?: string;
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["Collaborator"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  removeCollaborator: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /** @description The list's id */
+        id: number;
+        /**
+         * @description The collaborator's person id
+         * @example 1
+         */
+        person_id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Removed */
+      204: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  listClients: {
+    parameters: {
+      query?: {
+        /** @description Items per page: 20 when absent or 0; larger than 1000 means 1000 */
+        limit?: number;
+        /** @description Opaque; comes with a page's next and previous URLs */
+        cursor?: string;
+      };
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": {
+            results: components["schemas"]["Client"][];
+            /** @description The next page, or null on the last page */
+            next: string | null;
+            /** @description The previous page, or null on the first page */
+            previous: string | null;
+          };
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  createClient: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "name": "Nightly import",
+         *       "scope": "read write"
+         *     }
+         */
+        "application/json": components["schemas"]["ClientCreate"];
+      };
+    };
+    responses: {
+      /** @description Created */
+      201: {
+        headers: {
+          /** @description The URL of the new resource */
+          Location?: string;
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ClientWithSecret"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      422: components["responses"]["Problem422"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  rotateClientSecret: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description A fresh random key (1 to 255 visible ASCII characters, e.g. a UUID such as `5f0c9a6e-3a61-4d55-9b0e-2f8e0a1c7d42`): a retry with the same key and request gets the first answer again, kept 24 hours, and nothing is done twice */
+        "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /**
+         * @description The client id
+         * @example 0123456789abcdef0123456789abcdef
+         */
+        client_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          "Idempotent-Replayed": components["headers"]["IdempotentReplayed"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["ClientWithSecret"];
+        };
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      409: components["responses"]["Problem409"];
+      410: components["responses"]["Problem410"];
+      422: components["responses"]["Problem422"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  revokeClient: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /**
+         * @description The client id
+         * @example 0123456789abcdef0123456789abcdef
+         */
+        client_id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Revoked */
+      204: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
       };
       400: components["responses"]["Problem400"];
       401: components["responses"]["Problem401"];

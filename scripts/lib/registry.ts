@@ -1,17 +1,21 @@
 /**
  * The registration tool's operations on the `accounts` and `clients` tables:
  * create a client (and its account when missing), list, rotate a secret,
- * revoke. Secrets and scopes come from the Worker's own src/core/secrets.ts and
- * src/core/scopes.ts, and only a secret's hash is stored.
+ * revoke. The writes are the Worker's own (src/db/client-registry.ts, which
+ * /v3.0/clients runs too), scopes come from src/core/scopes.ts, and only a
+ * secret's hash is stored.
  *
  * Each operation is a short list of SQL statements run in one round trip by
  * an `Execute` function: `wrangler d1 execute` for the command line (see
  * wrangler.ts), a D1 binding in the tests. `wrangler d1 execute` cannot bind
- * parameters, so every value is written as an escaped SQL string literal.
+ * parameters, so every value is written as an escaped SQL literal.
  * This module imports nothing from Node so the tests can run it in workerd.
  */
 import { SCOPES } from "../../src/core/scopes.ts";
-import { generateClientId, generateClientSecret, hashSecret } from "../../src/core/secrets.ts";
+import { hashSecret } from "../../src/core/secrets.ts";
+import { insertClient, revokeClient as revokeStored, rotateClientSecret } from "../../src/db/client-registry.ts";
+import type { Batch, Statement } from "../../src/db/id-ranges.ts";
+import { literal } from "./backup.ts";
 
 export type Row = Record<string, unknown>;
 
@@ -31,12 +35,22 @@ export class RegistryError extends Error {
 /** The scopes a client may hold: the ones the token endpoint grants. */
 export { SCOPES };
 
-const NOW_MS = "cast(unixepoch('subsec') * 1000 as integer)";
-
 /** A SQL string literal: single quotes doubled (the only escape SQLite strings have). */
 export function sqlString(value: string): string {
   return `'${value.replaceAll("'", "''")}'`;
 }
+
+/** A statement with its parameters written in as literals, for `wrangler d1 execute`, which binds none. */
+export function inlined({ sql, params }: Statement): string {
+  let index = 0;
+  return sql.replace(/\?/g, () => literal(params[index++]));
+}
+
+/** An `Execute` as a `Batch` (src/db/id-ranges.ts): the Worker's parameterized statements, inlined. */
+export const batchOf =
+  (execute: Execute): Batch =>
+  (statements) =>
+    execute(statements.map(inlined));
 
 /** Space-separated scopes, validated, deduplicated and in canonical order ("read write"). */
 export function parseScope(text: string): string {
@@ -91,27 +105,18 @@ export async function createClient(
   const account = parseName(input.account, "account name");
   const name = parseName(input.name, "client name");
   const scope = parseScope(input.scope);
-  const clientId = generateClientId();
-  const clientSecret = generateClientSecret();
-  const [inserted, client] = await execute([
-    // A new account's content goes to `shard` (docs/scaling.md); scripts/lib/shards.ts gives the shard its row.
-    `INSERT INTO accounts (name, shard) VALUES (${sqlString(account)}, ${sqlString(input.shard ?? "DB")}) ON CONFLICT (name) DO NOTHING RETURNING id`,
-    `INSERT INTO clients (id, account_id, name, secret_hash, scope)
-     SELECT ${sqlString(clientId)}, id, ${sqlString(name)}, ${sqlString(await hashSecret(clientSecret))}, ${sqlString(scope)}
-     FROM accounts WHERE name = ${sqlString(account)}
-     RETURNING account_id, created_at`,
-  ]);
-  const row = client?.[0];
-  if (!row) throw new RegistryError(`The client could not be created for account "${account}".`);
+  // A new account's content goes to `shard` (docs/scaling.md); scripts/lib/shards.ts gives the shard its row.
+  const created = await insertClient(batchOf(execute), { name: account, shard: input.shard ?? "DB" }, { name, scope });
+  if (!created) throw new RegistryError(`The client could not be created for account "${account}".`);
   return {
-    client_id: clientId,
-    client_secret: clientSecret,
+    client_id: created.client.client_id,
+    client_secret: created.secret,
     account,
-    account_id: Number(row.account_id),
-    account_created: (inserted?.length ?? 0) > 0,
+    account_id: created.client.account_id,
+    account_created: created.accountCreated,
     name,
     scope,
-    created_at: iso(row.created_at),
+    created_at: iso(created.client.created_at),
   };
 }
 
@@ -165,12 +170,6 @@ export async function listClients(execute: Execute, filter: { account?: string }
   return [...accounts.values()];
 }
 
-/** The client's account and state, read in the same batch as a change to it. */
-const describeClient = (clientId: string) =>
-  `SELECT c.id, a.name AS account, c.scope, c.secret_version, c.revoked_at
-   FROM clients AS c JOIN accounts AS a ON a.id = c.account_id
-   WHERE c.id = ${sqlString(clientId)}`;
-
 function unknownClient(clientId: string): RegistryError {
   return new RegistryError(`There is no client with id "${clientId}". See: npm run clients -- list`);
 }
@@ -190,25 +189,18 @@ export type RotatedClient = {
  */
 export async function rotateSecret(execute: Execute, rawClientId: string): Promise<RotatedClient> {
   const clientId = parseClientId(rawClientId);
-  const clientSecret = generateClientSecret();
-  const [updated = [], described = []] = await execute([
-    `UPDATE clients
-     SET secret_hash = ${sqlString(await hashSecret(clientSecret))}, secret_version = secret_version + 1, updated_at = ${NOW_MS}
-     WHERE id = ${sqlString(clientId)} AND revoked_at IS NULL
-     RETURNING id`,
-    describeClient(clientId),
-  ]);
-  const row = described[0];
-  if (!row) throw unknownClient(clientId);
-  if (updated.length === 0) {
-    throw new RegistryError(`The client "${clientId}" was revoked on ${iso(row.revoked_at)}; create a new one.`);
+  const rotation = await rotateClientSecret(batchOf(execute), clientId, null);
+  if (rotation.kind === "unknown") throw unknownClient(clientId);
+  const { client } = rotation;
+  if (rotation.kind === "revoked") {
+    throw new RegistryError(`The client "${clientId}" was revoked on ${iso(client.revoked_at)}; create a new one.`);
   }
   return {
     client_id: clientId,
-    client_secret: clientSecret,
-    account: String(row.account),
-    scope: String(row.scope),
-    secret_version: Number(row.secret_version),
+    client_secret: rotation.secret,
+    account: client.account,
+    scope: client.scope,
+    secret_version: client.secret_version,
   };
 }
 
@@ -227,20 +219,15 @@ export type RevokedClient = {
  */
 export async function revokeClient(execute: Execute, rawClientId: string): Promise<RevokedClient> {
   const clientId = parseClientId(rawClientId);
-  const [updated = [], described = []] = await execute([
-    `UPDATE clients SET revoked_at = ${NOW_MS}, updated_at = ${NOW_MS}
-     WHERE id = ${sqlString(clientId)} AND revoked_at IS NULL
-     RETURNING id`,
-    describeClient(clientId),
-  ]);
-  const row = described[0];
-  if (!row) throw unknownClient(clientId);
+  const revocation = await revokeStored(batchOf(execute), clientId, null);
+  if (revocation.kind === "unknown") throw unknownClient(clientId);
+  const { client, changed } = revocation;
   return {
     client_id: clientId,
-    account: String(row.account),
-    scope: String(row.scope),
-    revoked_at: iso(row.revoked_at)!,
-    changed: updated.length > 0,
+    account: client.account,
+    scope: client.scope,
+    revoked_at: iso(client.revoked_at)!,
+    changed,
   };
 }
 

@@ -8,8 +8,7 @@ import { join } from "node:path";
 import { unstable_readConfig } from "wrangler";
 import { DIRECTORY, shardNames } from "../../src/db/shard-plan.ts";
 import type { Batch, Row as MoveRow } from "../../src/db/move.ts";
-import { literal } from "./backup.ts";
-import { sqlString, type Execute } from "./registry.ts";
+import { inlined, sqlString, type Execute } from "./registry.ts";
 import { d1Execute, ROOT, runWranglerCaptured, targetFlags, WranglerError, type Target } from "./wrangler.ts";
 
 const readConfig = () => unstable_readConfig({ config: join(ROOT, "wrangler.toml") });
@@ -68,13 +67,7 @@ export function migrateAll(target: Target): Map<string, number> {
  */
 export function batchOver(target: Target, binding: string): Batch {
   const execute = d1Execute(target, binding);
-  return async (statements) => {
-    const inline = statements.map(({ sql, params }) => {
-      let index = 0;
-      return sql.replace(/\?/g, () => literal(params[index++]));
-    });
-    return (await execute(inline)) as MoveRow[][];
-  };
+  return async (statements) => (await execute(statements.map(inlined))) as MoveRow[][];
 }
 
 /**

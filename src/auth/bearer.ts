@@ -2,7 +2,8 @@
  * Bearer token middleware (RFC 6750). Reads the token from the Authorization
  * header or, for clients that cannot set headers, the `access_token` query
  * parameter (§2.3); verifies it without a database read; checks the scope the
- * method needs (`read` for GET/HEAD, `write` otherwise), after what a
+ * operation needs (the method's, `read` for GET/HEAD and `write` otherwise,
+ * unless the operation names its own), after what a
  * person's role allows (./operation-access.ts); sets `principal` and `reach`
  * and says which account the request works for (src/db/client.ts `useAccount`).
  * A publishable key (`pk_…`, in the header or as `?key=`) is taken instead
@@ -128,7 +129,7 @@ export const requireToken = () =>
     const principal = claims.sid === undefined ? await clientOf(c, claims) : await personOf(c, claims, claims.sid);
     // The role before the scope: what a person's role does not allow is refused as such.
     c.set("reach", authorizeOperation(c, principal));
-    const needed = scopeFor(c.req.method);
+    const needed = matchedOperation(c)?.scope ?? scopeFor(c.req.method);
     if (!principal.scopes.includes(needed)) {
       throw new ApiError("insufficient_scope", `This operation needs the "${needed}" scope.`, {
         headers: { "WWW-Authenticate": `${REALM}, error="insufficient_scope", scope="${needed}"` },

@@ -2,8 +2,9 @@
  * Whether the caller may call the operation a request matched, and on which rows (docs/people-and-roles.md).
  * For a person, the role table (./roles.ts) decides: what their role does not allow is refused with 403
  * `role_forbidden`, and what it allows on some rows only (`own`, `list`) becomes the request's reach
- * (src/core/env.ts `Reach`), which the stores apply in SQL (src/db/reach.ts). A client is refused what only
- * a person may do (403 `person_required`) and otherwise reaches its whole account, as its scopes allow.
+ * (src/core/env.ts `Reach`), which the stores apply in SQL (src/db/reach.ts). An operation on the person's
+ * own standing (./roles.ts `OWN_STANDING`) is every person's. A client is refused what only a person may do
+ * (403 `person_required`) and otherwise reaches its whole account, as its scopes allow.
  * The token check (./bearer.ts) runs this before the scope check, so a viewer asking to write is told what
  * their role allows, not which scope their token lacks.
  */
@@ -14,7 +15,7 @@ import { ApiError } from "../core/problem";
 import { WHOLE_ACCOUNT } from "../db/reach";
 import { matchedOperation } from "../http/route-metadata";
 import { actorOf } from "./actor";
-import { isAccountOperation, PEOPLE_ONLY, PERMISSIONS, permission, type AccountOperation } from "./roles";
+import { isAccountOperation, OWN_STANDING, PEOPLE_ONLY, PERMISSIONS, permission, type AccountOperation } from "./roles";
 
 /** The operation whose reach is what a person reads of the account's content. */
 const READ_CONTENT: AccountOperation = "getList";
@@ -72,14 +73,21 @@ export function authorizeOperation(c: Context<AppEnv>, principal: Principal): Re
   const spec = matchedOperation(c);
   const operationId = spec?.operationId;
   const what = spec ? `${spec.summary} (${operationId})` : "this operation";
+  const ownStanding = operationId !== undefined && OWN_STANDING.has(operationId);
   if (principal.kind === "client") {
-    if (operationId !== undefined && isAccountOperation(operationId) && PEOPLE_ONLY.has(operationId)) {
+    const peopleOnly = operationId !== undefined && isAccountOperation(operationId) && PEOPLE_ONLY.has(operationId);
+    if (peopleOnly || ownStanding) {
       throw new ApiError(
         "person_required",
         `Only a person may do this: ${what}. A client's token cannot, whatever its scopes.`,
       );
     }
     return WHOLE_ACCOUNT;
+  }
+  if (ownStanding) {
+    // Whatever their role, which decides what they may do with the account, not whether they stay in it;
+    // it reaches none of the account's content.
+    return { role: roleLabel(principal.role, principal.lists), acts: { createdBy: null, lists: [] }, sees: [] };
   }
   if (operationId === undefined || !isAccountOperation(operationId)) {
     if (operationId === undefined && !routeMatched(c)) return WHOLE_ACCOUNT;

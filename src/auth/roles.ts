@@ -16,7 +16,8 @@
  *
  * Clients (client credentials) are not in the table: their scopes decide, as
  * before people existed, except for what only a person may do (members,
- * invitations, collaborators, clients, ownership), which a client is refused.
+ * invitations, collaborators, clients, ownership, and leaving an account),
+ * which a client is refused.
  */
 import type { ListRole, Role } from "../core/env";
 
@@ -135,6 +136,14 @@ export const PEOPLE_ONLY: ReadonlySet<AccountOperation> = new Set([
   "rotateClientSecret",
   "revokeClient",
 ]);
+
+/**
+ * Operations on a person's own standing in the account their token acts in, open to every person there
+ * whatever their role, and to no client: leaving the account. They are no row of the table, which says
+ * what a role may do with the account (docs/people-and-roles.md says so below it); the store keeps the
+ * rule the role cannot (the last owner stays).
+ */
+export const OWN_STANDING: ReadonlySet<string> = new Set(["leaveAccount"]);
 
 export const isAccountOperation = (operationId: string): operationId is AccountOperation =>
   Object.hasOwn(PERMISSIONS, operationId);

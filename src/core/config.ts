@@ -45,6 +45,8 @@ export type Config = {
    * while the API runs on a loopback origin (src/webhooks/targets.ts).
    */
   webhooksAllowLoopback: boolean;
+  /** EMAIL_FROM: the sender of invitation emails; null (unset, empty or no address) sends none. */
+  emailFrom: string | null;
 };
 
 export const defaults = {
@@ -111,6 +113,12 @@ function origin(value: string | undefined): string | null {
   return bare && (url.protocol === "https:" || url.protocol === "http:") ? url.origin : null;
 }
 
+/** An email address (`local@domain`, no spaces or display name), or null. */
+function address(value: string | undefined): string | null {
+  const text = value?.trim() ?? "";
+  return /^[^\s@<>]+@[^\s@<>.]+(?:\.[^\s@<>.]+)+$/.test(text) ? text : null;
+}
+
 /** `"<requests>/<seconds>"`, seconds 10 or 60. */
 function rateLimit(value: string | undefined, fallback: RateLimit): RateLimit {
   const match = /^\s*(\d+)\s*\/\s*(10|60)\s*$/.exec(value ?? "");
@@ -134,6 +142,7 @@ export function parseConfig(env: Partial<Record<string, unknown>>): Config {
     // Not set: the default style. Set but empty (or not a URL a browser may fetch): the plain background.
     mapStyleUrl: webUrl(str("MAP_STYLE_URL") ?? defaults.mapStyleUrl),
     webhooksAllowLoopback: str("WEBHOOKS_ALLOW_LOOPBACK")?.trim().toLowerCase() === "true",
+    emailFrom: address(str("EMAIL_FROM")),
     rateLimits: {
       client: rateLimit(str("RATE_LIMIT_CLIENT"), defaults.rateLimits.client),
       public: rateLimit(str("RATE_LIMIT_PUBLIC"), defaults.rateLimits.public),

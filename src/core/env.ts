@@ -15,6 +15,8 @@ declare global {
       TOKEN_SIGNING_KEY_PREVIOUS?: string;
       /** The credential of the operator routes (src/operator/); unset, they do not exist (Worker secret). */
       OPERATOR_SECRET?: string;
+      /** Cloudflare Email sending (`[[send_email]]`, commented out in wrangler.toml): invitations are mailed with it. */
+      EMAIL?: SendEmail;
     }
   }
 }

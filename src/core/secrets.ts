@@ -33,6 +33,11 @@ export function generateClientSecret(): string {
   return randomBase64url(32);
 }
 
+/** A new single-use link secret (an invitation's): 256 random bits, base64url. */
+export function generateLinkToken(): string {
+  return randomBase64url(32);
+}
+
 /** The prefix that tells a publishable key from an access token. */
 export const PUBLISHABLE_KEY_PREFIX = "pk_";
 

@@ -10,11 +10,13 @@ import { matchedRoutes } from "hono/route";
 import type { CreateHandlersInterface } from "hono/factory";
 import type * as z from "zod";
 import type { AppEnv } from "../core/env";
+import type { Scope } from "../core/scopes";
 
 const VALIDATION = Symbol("openapi.validation");
 const OPERATION = Symbol("openapi.operation");
 const TOKEN_REQUIRED = Symbol("openapi.tokenRequired");
 const SESSION_REQUIRED = Symbol("openapi.sessionRequired");
+const SESSION_OPTIONAL = Symbol("openapi.sessionOptional");
 const HIDDEN = Symbol("openapi.hidden");
 
 /**
@@ -106,6 +108,11 @@ export type OperationSpec = {
    * than `MAX_BODY_BYTES`.
    */
   maxBodyBytes?: number | "MAX_BODY_BYTES";
+  /**
+   * The scope a token needs, where it is not the method's (src/core/scopes.ts): `read` for a write that
+   * changes only the caller's own standing (leaving an account), which a person whose tokens only read may do.
+   */
+  scope?: Scope;
 };
 
 type Marked = {
@@ -113,6 +120,7 @@ type Marked = {
   [OPERATION]?: OperationSpec;
   [TOKEN_REQUIRED]?: true;
   [SESSION_REQUIRED]?: true;
+  [SESSION_OPTIONAL]?: true;
   [HIDDEN]?: true;
 };
 
@@ -129,6 +137,11 @@ export function markTokenRequired<M extends object>(middleware: M): M {
 /** Marks the middleware that demands a signed-in session's cookie (and, on writes, its CSRF token). */
 export function markSessionRequired<M extends object>(middleware: M): M {
   return Object.assign(middleware, { [SESSION_REQUIRED]: true as const });
+}
+
+/** Marks the middleware that checks a session's cookie when one is sent, and serves a request without it signed out. */
+export function markSessionOptional<M extends object>(middleware: M): M {
+  return Object.assign(middleware, { [SESSION_OPTIONAL]: true as const });
 }
 
 /**
@@ -155,6 +168,7 @@ export function marksOf(handler: unknown): {
   operation?: OperationSpec;
   tokenRequired: boolean;
   sessionRequired: boolean;
+  sessionOptional: boolean;
   hidden: boolean;
 } {
   const marked = handler as Marked;
@@ -163,6 +177,7 @@ export function marksOf(handler: unknown): {
     operation: marked[OPERATION],
     tokenRequired: marked[TOKEN_REQUIRED] === true,
     sessionRequired: marked[SESSION_REQUIRED] === true,
+    sessionOptional: marked[SESSION_OPTIONAL] === true,
     hidden: marked[HIDDEN] === true,
   };
 }

@@ -3,6 +3,7 @@ import * as z from "zod";
 import { actorsOf, toJsonWithActors, writerOf } from "../auth/actor";
 import { resourceApp } from "../auth/resource-app";
 import { ApiError } from "../core/problem";
+import { endListGrants } from "../db/list-grants";
 import { assertListPublished } from "../db/published";
 import { MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH } from "../fields/schemas";
 import { pageOf, paginate } from "../http/pagination";
@@ -80,7 +81,8 @@ const operations = {
   }),
   delete: operation({
     summary: "Delete a list",
-    description: "The pinpoints in it are not deleted.",
+    description:
+      "The pinpoints in it are not deleted. The people given the list lose it, and invitations to it are revoked.",
     operationId: "deleteList",
     responses: { 204: { description: "Deleted" } },
     errors: [412],
@@ -167,7 +169,10 @@ export const listRoutes = resourceApp()
     `/${ID}`,
     ...operations.delete(async (c) => {
       const { principal, reach } = c.var;
-      await listRows.delete(c.env.DB, writerOf(principal), pathId(c, "list"), reach, ifMatch(c));
+      const id = pathId(c, "list");
+      await listRows.delete(c.env.DB, writerOf(principal), id, reach, ifMatch(c));
+      // The people given the list, and those invited to it, lose it with it (src/db/list-grants.ts).
+      await endListGrants(c.env.DB, principal.accountId, id);
       return c.body(null, 204);
     }),
   )

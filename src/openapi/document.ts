@@ -57,6 +57,10 @@ const TAGS: Record<string, string> = {
   changes: "What changed since a cursor, for clients that sync and work offline",
   media: "Stored media, public so that an `<img>` can load them",
   tiles: "Vector tiles of your pinpoints (MVT, GeoJSON) and their TileJSON, for map libraries and GIS",
+  members: "The people of your account and their roles, for a person's token",
+  invitations: "Invite people by email to your account or to one list; accept an invitation",
+  collaborators: "People given one list without being members of the account",
+  clients: "Your account's clients (client credentials), managed from a person's session",
   reference: "This document",
 };
 
@@ -297,7 +301,7 @@ function defaultTag(path: string): string {
   return (first && /^v\d/.test(first) ? second : first) ?? "api";
 }
 
-type RouteGroup = { method: string; honoPath: string; handlers: unknown[] };
+type RouteGroup = { method: string; honoPath: string; handlers: unknown[]; secured: boolean };
 
 /** The document without what depends on the origin it is served from. */
 type BaseDocument = Omit<OpenApiDocument, "servers" | "components"> & {
@@ -314,20 +318,27 @@ export function buildDocument(routes: readonly RouterRoute[]): BaseDocument {
       continue;
     }
     const key = `${route.method} ${route.path}`;
-    const group = groups.get(key) ?? { method: route.method, honoPath: route.path, handlers: [] };
+    // A token middleware registered after a route never runs for it: Hono runs handlers in the order they
+    // were registered, and a route's handler answers without calling on (POST /v3.0/invitations/accept).
+    const secured = securedPrefixes.some((p) => route.path === p || route.path.startsWith(`${p}/`));
+    const group = groups.get(key) ?? { method: route.method, honoPath: route.path, handlers: [], secured };
     group.handlers.push(route.handler);
     groups.set(key, group);
   }
 
   const writer = new SchemaWriter();
   const operations: { path: string; method: string; operation: Operation }[] = [];
-  for (const { method, honoPath, handlers } of groups.values()) {
+  for (const { method, honoPath, handlers, secured } of groups.values()) {
     const marks = handlers.map(marksOf);
     if (marks.some((m) => m.hidden)) continue;
     const spec = marks.findLast((m) => m.operation)?.operation;
     const validations = marks.flatMap((m) => (m.validation ? [m.validation] : []));
-    const secured = securedPrefixes.some((p) => honoPath === p || honoPath.startsWith(`${p}/`));
-    const session = marks.some((m) => m.sessionRequired);
+    // The session cookie where a route needs it, or takes it when it is sent (accepting an invitation).
+    const session = marks.some((m) => m.sessionRequired)
+      ? "required"
+      : marks.some((m) => m.sessionOptional)
+        ? "optional"
+        : null;
     const { path, params } = openApiPath(honoPath);
     const operation = describeOperation(writer, { method, path, params, validations, secured, session, spec });
     operations.push({ path, method: method.toLowerCase(), operation });
@@ -384,8 +395,11 @@ type OperationInput = {
   params: PathParam[];
   validations: Validation[];
   secured: boolean;
-  /** Called by a signed-in browser with its session cookie (and a CSRF token on writes). */
-  session: boolean;
+  /**
+   * Called by a signed-in browser with its session cookie (and a CSRF token on writes): `required`, or
+   * `optional` where a request without the cookie is served as signed out.
+   */
+  session: "required" | "optional" | null;
   spec: OperationSpec | undefined;
 };
 
@@ -546,11 +560,12 @@ function describeOperation(writer: SchemaWriter, input: OperationInput): Operati
     ...(parameters.length > 0 ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
-    ...(session ? { security: [{ session: [] }] } : {}),
+    // OpenAPI 3.1 "Security Requirement Object": an empty requirement makes the cookie optional.
+    ...(session ? { security: session === "required" ? [{ session: [] }] : [{ session: [] }, {}] } : {}),
     ...(secured
       ? {
           security: [
-            { oauth2: [scopeFor(method)] },
+            { oauth2: [spec?.scope ?? scopeFor(method)] },
             { bearer: [] },
             ...(spec?.publishable ? [{ publishableKey: [] }] : []),
           ],

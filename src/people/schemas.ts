@@ -15,7 +15,8 @@ const password = (description: string) =>
     .max(4 * MAX_PASSWORD_LENGTH, `must be at most ${4 * MAX_PASSWORD_LENGTH} characters`)
     .meta({ description });
 
-const newPassword = z.string().meta({
+/** A new password: any text here; ./password-policy.ts says, where one is set, whether it will do. */
+export const newPassword = z.string().meta({
   description:
     "12 to 128 characters, no other rule: not one of the most common passwords, not one character " +
     "repeated, not your email address",

@@ -23,7 +23,7 @@ import { clock } from "../core/clock";
 import { base64urlEncode, utf8 } from "../core/crypto";
 import type { AppEnv, SessionInfo } from "../core/env";
 import { ApiError } from "../core/problem";
-import { markSessionRequired } from "../http/route-metadata";
+import { markSessionOptional, markSessionRequired } from "../http/route-metadata";
 import { cookieName, isHttps } from "./cookies";
 import { assertCsrf } from "./csrf";
 import type { SessionRow as SessionJsonRow } from "./json";
@@ -152,11 +152,15 @@ const unauthorized = (detail: string) => new ApiError("unauthorized", detail);
  * Middleware: the request's session, from its cookie, in `c.var.session`; 401 `unauthorized` without an
  * open one (or, unless `allowPending`, while its second factor is awaited). On unsafe methods, the CSRF
  * defences (./csrf.ts), 403 `csrf_failed`. Touches the session, moving its idle deadline.
+ * `optional` (accepting an invitation, which a person may do signed in or not): a request without the
+ * cookie goes on signed out, its handler reading `sessionIfSignedIn`; one with the cookie is held to all of
+ * the above, so a browser is never served as signed out while it holds a session, nor as someone else.
  */
-export const requireSession = (options: { allowPending?: boolean } = {}) =>
-  markSessionRequired(
+export const requireSession = (options: { allowPending?: boolean; optional?: boolean } = {}) =>
+  (options.optional ? markSessionOptional : markSessionRequired)(
     createMiddleware<AppEnv>(async function requireSession(c, next) {
       const id = await cookieSessionId(c);
+      if (id === null && options.optional) return next();
       if (id === null)
         throw unauthorized("Sign in first: this operation takes the session cookie of a signed-in browser.");
       const now = clock.now();
@@ -188,6 +192,9 @@ export const requireSession = (options: { allowPending?: boolean } = {}) =>
       await next();
     }),
   );
+
+/** The session of a request `requireSession({ optional: true })` let through: null without the cookie. */
+export const sessionIfSignedIn = (c: Context<AppEnv>): SessionInfo | null => c.get("session") ?? null;
 
 /** Ends the request's session and removes its cookie. */
 export async function endSession(c: Context<AppEnv>): Promise<void> {
