@@ -5,9 +5,9 @@
  * - /maps/{list_id}: MapLibre GL JS (its ES module, its worker module and
  *   styles) from node_modules/maplibre-gl, and the page's own script and
  *   styles from static/maps/ (committed);
- * - /auth/passkey.html, a page that signs in and registers passkeys: the page
- *   from static/auth/ (committed) and SimpleWebAuthn's browser script from
- *   node_modules/@simplewebauthn/browser.
+ * - /auth/passkey.html, where a person signs in (password or passkey) and
+ *   keeps their passkeys: the page from static/auth/ (committed) and
+ *   SimpleWebAuthn's browser script from node_modules/@simplewebauthn/browser.
  * The pages load them from this origin, so they work with no internet access
  * under a strict Content-Security-Policy, and the megabytes of script stay out
  * of the Worker bundle. Runs after every `npm install` (postinstall) and as

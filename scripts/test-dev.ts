@@ -73,7 +73,7 @@ test("npm start's first screen shows the development person, who signs in; a res
         assert.ok(email && password, `no person on the ${start} screen:\n${output}`);
         assert.match(screen, /^ {2}Client secret: +\S+$/m);
         assert.match(screen, /^ {2}\(owner of "development"; kept in \.dev-person\.json;/m);
-        assert.match(screen, /a passkey can be added in the browser after signing in\)$/m);
+        assert.match(screen, /^ {2}or on http:\/\/\S+\/auth\/passkey\.html, where they add their passkeys\)$/m);
         screens.push({ email, password });
         if (start === "first")
           assert.match(output, /^Created the development person developer@example\.com, owner of "development" /m);

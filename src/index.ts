@@ -8,9 +8,10 @@
  * clock skew and replica lag: a cursor in the window must never miss one),
  * and seals the secrets stored plain or under the previous signing key
  * (src/core/sealed.ts), on every shard (docs/scaling.md), and people's TOTP
- * secrets in the directory (src/people/second-factor.ts); deletes the passkey
- * challenges past their expiry from the directory; then runs the data
- * fills migrations left (src/db/fills.ts) in batches, until FILL_MINUTES into the run. `AccountMove`, the
+ * secrets in the directory (src/people/second-factor.ts); deletes the sign-in
+ * tickets past their expiry (reset links, passkey challenges) from the
+ * directory (src/people/tickets.ts); then runs the data fills migrations left
+ * (src/db/fills.ts) in batches, until FILL_MINUTES into the run. `AccountMove`, the
  * Durable Object that moves an account to another shard, is exported for its binding.
  */
 import { app, objectsJson } from "./app";
@@ -21,8 +22,8 @@ import { signingKeyProblem } from "./core/signing";
 import { batchOn, runFills } from "./db/fills";
 import { deleteExpiredKeys, sealStoredAnswers } from "./db/idempotency";
 import { shardBindings } from "./db/shards";
-import { deleteExpiredChallenges } from "./people/passkeys-challenges";
 import { sealTotpSecrets } from "./people/second-factor";
+import { deleteExpiredTickets } from "./people/tickets";
 import { sweepMedia } from "./media/sweep";
 import { handleWebhookBatch, resumeWebhooks, type WebhookMessage } from "./webhooks/deliver";
 import { sealWebhookSecrets } from "./webhooks/sealed-secrets";
@@ -31,7 +32,8 @@ import { sealWebhookSecrets } from "./webhooks/sealed-secrets";
  * What a run spends on data fills: a cron invocation may run for 15 minutes and send D1 1,000
  * queries on the Workers Paid plan (developers.cloudflare.com/workers/platform/limits/,
  * developers.cloudflare.com/d1/platform/limits/); a fill's batch is one query of about two seconds
- * (src/db/fills.ts), and the jobs above take a few queries per shard.
+ * (src/db/fills.ts), and the jobs above take a few queries per shard (the sign-in tickets' sweep, at most
+ * 20 in the directory: src/people/tickets.ts).
  */
 const FILL_MINUTES = 12;
 const FILL_QUERIES = 800;
@@ -79,8 +81,8 @@ export default {
       const totp = await sealTotpSecrets(env.DB, sealing);
       console.log(JSON.stringify({ level: "info", message: "totp secrets sealed", kid: sealing.current.kid, ...totp }));
     }
-    const challenges = await deleteExpiredChallenges(env.DB, controller.scheduledTime);
-    console.log(JSON.stringify({ level: "info", message: "passkey challenges expired", deleted: challenges }));
+    const tickets = await deleteExpiredTickets(env.DB, controller.scheduledTime);
+    console.log(JSON.stringify({ level: "info", message: "sign-in tickets expired", ...tickets }));
     const deadline = started + FILL_MINUTES * 60_000;
     const shards = shardBindings(env);
     for (const shard of shards) {

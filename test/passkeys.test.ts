@@ -11,9 +11,9 @@ import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import { clock } from "../src/core/clock";
 import { base64urlEncode, utf8 } from "../src/core/crypto";
-import { deleteExpiredChallenges } from "../src/people/passkeys-challenges";
 import { answerExamples } from "../src/people/passkeys-schemas";
 import { MAX_PASSKEYS } from "../src/people/passkeys-store";
+import { deleteExpiredTickets } from "../src/people/tickets";
 import { parseConfig } from "../src/core/config";
 import {
   BASE,
@@ -709,7 +709,7 @@ describe("challenges", () => {
     const now = Date.now() + 300_001;
     const expired = stored.results.filter((row) => row.expires_at <= now).length;
     expect(expired).toBeGreaterThan(0);
-    expect(await deleteExpiredChallenges(env.DB, now)).toBe(expired);
+    expect(await deleteExpiredTickets(env.DB, now)).toEqual({ deleted: expired, more: false });
     const left = await env.DB.prepare(
       "SELECT count(*) AS n FROM auth_tickets WHERE kind = 'passkey' AND expires_at <= ?",
     )

@@ -1,15 +1,21 @@
 /**
- * The media sweep: deletes uploads older than an hour that no pinpoint,
- * event or category references; keeps referenced and fresh ones; pages
- * through the bucket. Time is injected (`now`, or the cron's scheduledTime),
- * since R2 sets an object's upload time itself.
+ * The hourly job's sweeps. The media sweep deletes uploads older than an hour
+ * that no pinpoint, event or category references; keeps referenced and fresh
+ * ones; pages through the bucket. Time is injected (`now`, or the cron's
+ * scheduledTime), since R2 sets an object's upload time itself. The sign-in
+ * tickets' sweep deletes every expired ticket, whatever its kind, and keeps
+ * the live ones, in bounded runs.
  */
 import { createScheduledController } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { clock } from "../src/core/clock";
 import worker from "../src/index";
 import { SWEEP_MIN_AGE_MS, sweepMedia } from "../src/media/sweep";
-import { caller, createPinpoint, type Caller } from "./helpers";
+import { issueChallenge } from "../src/people/passkeys-challenges";
+import { issueResetTicket, RESET_TICKET_MS } from "../src/people/reset-tickets";
+import { deleteExpiredTickets, ticketIdOf } from "../src/people/tickets";
+import { caller, createPerson, createPinpoint, type Caller } from "./helpers";
 import { exists, keyOf, mediaFile, samples } from "./media-fixtures";
 
 const HOUR = SWEEP_MIN_AGE_MS;
@@ -111,5 +117,47 @@ describe("the scheduled handler", () => {
     const young = await orphan();
     await runCron(Date.now());
     expect(await exists(young.key)).toBe(true);
+  });
+});
+
+describe("the sign-in tickets' sweep", () => {
+  const realNow = clock.now;
+  afterEach(() => {
+    clock.now = realNow;
+  });
+
+  /** Whether `auth_tickets` still holds the ticket of `secret`. */
+  async function kept(secret: string): Promise<boolean> {
+    const row = await env.DB.prepare("SELECT 1 FROM auth_tickets WHERE id = ?")
+      .bind(await ticketIdOf(secret))
+      .first();
+    return row !== null;
+  }
+
+  it("deletes expired reset links and passkey challenges at the hourly job, and keeps a live link", async () => {
+    const now = Date.now();
+    clock.now = () => now - RESET_TICKET_MS - 1;
+    const expired = await issueResetTicket(env.DB, (await createPerson()).personId);
+    clock.now = realNow;
+    const live = await issueResetTicket(env.DB, (await createPerson()).personId);
+    const challenge = await issueChallenge(env.DB, { kind: "sign-in" }, now - RESET_TICKET_MS);
+    expect([await kept(expired), await kept(live), await kept(challenge)]).toEqual([true, true, true]);
+
+    await runCron(now);
+    expect([await kept(expired), await kept(live), await kept(challenge)]).toEqual([false, true, false]);
+  });
+
+  it("deletes at most `limit` a run and says when more are left", async () => {
+    const now = Date.now();
+    await deleteExpiredTickets(env.DB, now);
+    const secrets = Array.from({ length: 5 }, () => crypto.randomUUID());
+    for (const secret of secrets) {
+      await env.DB.prepare("INSERT INTO auth_tickets (id, kind, expires_at) VALUES (?, 'passkey', ?)")
+        .bind(await ticketIdOf(secret), now - 1)
+        .run();
+    }
+    expect(await deleteExpiredTickets(env.DB, now, 3)).toEqual({ deleted: 3, more: true });
+    expect(await deleteExpiredTickets(env.DB, now, 3)).toEqual({ deleted: 2, more: false });
+    for (const secret of secrets) expect(await kept(secret)).toBe(false);
   });
 });

@@ -176,7 +176,7 @@ export function printWelcome(
   say(`  Person:        ${person.email}`);
   say(`  Password:      ${person.password}`);
   say(`  (${person.role} of "${person.account}"; kept in .dev-person.json; signs in at POST /v3.0/auth/sign-in,`);
-  say("  and a passkey can be added in the browser after signing in)");
+  say(`  or on ${baseUrl}/auth/passkey.html, where they add their passkeys)`);
   say();
   say("Get a token:");
   say(`  ${token}`);

@@ -23,7 +23,9 @@ function keepCookies(cookies: Map<string, string>, response: Response): void {
   }
 }
 
-const cookieHeader = (session: Session) => [...session.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
+/** The `Cookie` header that sends the session's cookies back. */
+export const cookieHeader = (session: Session) =>
+  [...session.cookies].map(([name, value]) => `${name}=${value}`).join("; ");
 
 /** A refused sign-in or token request: the status and the problem's text. */
 export class SignInError extends Error {

@@ -10,7 +10,7 @@
  * answer is then accepted or not: no answer can be tried twice.
  */
 import { base64urlEncode } from "../core/crypto";
-import { ticketIdOf } from "./reset-tickets";
+import { ticketIdOf } from "./tickets";
 
 /** How long a challenge may be answered, and the `timeout` the browser is given. */
 export const CHALLENGE_TTL_MS = 5 * 60_000;
@@ -56,13 +56,4 @@ export async function useChallenge(
       RETURNING id`,
     )
     .bind(now, await ticketIdOf(challenge), payloadOf(ceremony), personOf(ceremony));
-}
-
-/** Deletes the passkey tickets past their expiry (the hourly job): used or not, they can never be answered. */
-export async function deleteExpiredChallenges(db: D1Database, now: number): Promise<number> {
-  const result = await db
-    .prepare("DELETE FROM auth_tickets WHERE kind = 'passkey' AND expires_at <= ?")
-    .bind(now)
-    .run();
-  return result.meta.changes;
 }

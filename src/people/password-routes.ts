@@ -14,9 +14,9 @@ import { assertSameOrigin } from "./csrf";
 import { sessionToJson } from "./json";
 import { passwordProblem } from "./password-policy";
 import { hashPassword, verifyPassword } from "./passwords";
-import { ticketIdOf } from "./reset-tickets";
 import { passwordChangeBody, passwordResetBody, sessionJson } from "./schemas";
 import { requireSession, rotateSession, sessionPerson } from "./sessions";
+import { ticketIdOf } from "./tickets";
 
 /** A reset link's secret as a path segment: 32 bytes, base64url. */
 const TOKEN = ":token{[A-Za-z0-9_-]{43}}";

@@ -2,19 +2,16 @@
  * Password reset links: single-use secrets an administrator (or
  * `npm run people -- reset`) issues and hands over, so no email service is
  * needed. Only the SHA-256 of a link's secret is kept (`auth_tickets`, kind
- * `reset`); a person has at most one good link, the newest, for 24 hours.
- * Using one sets the password and ends every session of the person
- * (./password-routes.ts).
+ * `reset`; ./tickets.ts); a person has at most one good link, the newest,
+ * for 24 hours. Using one sets the password and ends every session of the
+ * person (./password-routes.ts).
  */
 import { clock } from "../core/clock";
 import { base64urlEncode } from "../core/crypto";
-import { sessionIdOf } from "./sessions";
+import { ticketIdOf } from "./tickets";
 
 /** How long a reset link works. */
 export const RESET_TICKET_MS = 24 * 3600 * 1000;
-
-/** The id a ticket's secret is kept under: its SHA-256, as a session's. */
-export const ticketIdOf = sessionIdOf;
 
 /**
  * Issues a password reset link's secret for `personId` (the path segment of
