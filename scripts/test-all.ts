@@ -55,19 +55,22 @@ function verdict(): never {
   process.exit(0);
 }
 
+/** Records how `suite`, started at `since`, ended. */
+function record(suite: string, since: number, status: number | null, signal: NodeJS.Signals | null): void {
+  if (status === 0) passed.set(suite, `${suite} (${seconds(since)} s)`);
+  else failed.set(suite, `${suite} (exit ${status ?? signal})`);
+}
+
 for (const suite of ONE_AT_A_TIME) {
   process.stdout.write(`\n=== npm run ${suite}\n`);
   const since = performance.now();
   const result = spawnSync("npm", ["run", "--silent", suite], { cwd: ROOT, stdio: "inherit" });
-  if (result.status !== 0) {
-    failed.set(suite, `${suite} (exit ${result.status ?? result.signal})`);
-    verdict();
-  }
-  passed.set(suite, `${suite} (${seconds(since)} s)`);
+  record(suite, since, result.status, result.signal);
+  if (failed.size > 0) verdict();
 }
 
 /** Runs one suite with its output kept, then prints it whole. */
-function runKept(suite: string): Promise<boolean> {
+function runKept(suite: string): Promise<void> {
   const since = performance.now();
   process.stdout.write(`\n--- npm run ${suite} started\n`);
   const child = spawn("npm", ["run", "--silent", suite], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
@@ -78,9 +81,8 @@ function runKept(suite: string): Promise<boolean> {
     child.on("close", (status, signal) => {
       process.stdout.write(`\n=== npm run ${suite}\n`);
       process.stdout.write(Buffer.concat(output));
-      if (status === 0) passed.set(suite, `${suite} (${seconds(since)} s)`);
-      else failed.set(suite, `${suite} (exit ${status ?? signal})`);
-      resolve(status === 0);
+      record(suite, since, status, signal);
+      resolve();
     });
   });
 }
