@@ -26,6 +26,7 @@ import { delimiter, join } from "node:path";
 import { after, before, test } from "node:test";
 import { launchChromium, outsideRequests } from "./lib/chromium.ts";
 import { startDevServer, type DevServer } from "./lib/dev-server.ts";
+import { createPerson } from "./lib/people.ts";
 import { createClient, type CreatedClient } from "./lib/registry.ts";
 import { d1Execute, ROOT, runWrangler, targetFlags, type Target } from "./lib/wrangler.ts";
 
@@ -35,6 +36,8 @@ const scratch = mkdtempSync(join(tmpdir(), "poi-client-test-"));
 const target: Target = { remote: false, persistTo: join(scratch, "state") };
 let server: DevServer | undefined;
 let client: CreatedClient;
+/** An editor of the client's account, for the client's person sessions. */
+const person = { email: "editor@client-test.example", password: "a phrase the client test signs in with" };
 
 function systemNode(): string {
   if (process.env.CLIENT_TEST_NODE) return process.env.CLIENT_TEST_NODE;
@@ -62,6 +65,7 @@ before(async () => {
   );
   assert.equal(status, 0, "wrangler d1 migrations apply failed");
   client = await createClient(d1Execute(target), { account: "client test", name: "typed", scope: "read write" });
+  await createPerson(d1Execute(target), { account: "client test", role: "editor", ...person });
   server = await startDevServer([
     ...targetFlags(target),
     "--var",
@@ -87,6 +91,8 @@ test(`the client's suites pass on ${node} ${version}`, () => {
     POI_CLIENT_ID: client.client_id,
     POI_CLIENT_SECRET: client.client_secret,
     POI_TOKEN_TTL_SECONDS: String(TOKEN_TTL_SECONDS),
+    POI_PERSON_EMAIL: person.email,
+    POI_PERSON_PASSWORD: person.password,
   };
   // Set by this runner for its own test files: with it, the inner runner would skip its files.
   delete env.NODE_TEST_CONTEXT;

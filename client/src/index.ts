@@ -11,11 +11,14 @@ import type { paths } from "./paths.ts";
 import type { components } from "./schema.ts";
 import {
   authorizing,
+  clientCredentialsGrant,
+  personSessionTokens,
   retrying,
   TokenSource,
   type ClientCredentials,
   type Credentials,
   type Fetch,
+  type PersonSession,
   type RetryOptions,
 } from "./transport.ts";
 
@@ -23,7 +26,14 @@ export type { components, operations } from "./schema.ts";
 export type { CreatePinpoint, paths } from "./paths.ts";
 export { NotAFeatureCollection } from "./feature-splitter.ts";
 export type { ImportFeature, ImportOptions, ImportProgress, ImportSource } from "./geojson-import.ts";
-export { retryAfterMs, TokenError, type ClientCredentials, type Fetch, type RetryOptions } from "./transport.ts";
+export {
+  retryAfterMs,
+  TokenError,
+  type ClientCredentials,
+  type Fetch,
+  type PersonSession,
+  type RetryOptions,
+} from "./transport.ts";
 
 export type Problem = components["schemas"]["Problem"];
 
@@ -55,6 +65,11 @@ export type PoiClientOptions = {
   baseUrl: string;
   /** Server side: a registered client's id and secret; tokens are fetched and renewed as needed. */
   credentials?: ClientCredentials;
+  /**
+   * A person signed in to the service (its session cookie): tokens are minted from the session and renewed
+   * as needed, acting with the person's role in `session.account`. For pages on the service's own origin.
+   */
+  session?: PersonSession;
   /** Browsers: a publishable key (`pk_…`), sent as `?key=`; it reads what it publishes, nothing more. */
   publishableKey?: string;
   /** A token obtained elsewhere, used as it is. */
@@ -131,14 +146,17 @@ export function createPoiClient(options: PoiClientOptions): PoiClient {
   const transport = retrying(given, options.retry);
   let credentials: Credentials;
   if (options.credentials !== undefined) {
-    const tokenUrl = `${baseUrl}/v3.0/oauth2/token`;
-    credentials = { tokens: new TokenSource(tokenUrl, options.credentials, transport, options.renewBeforeSeconds) };
+    const grant = clientCredentialsGrant(baseUrl, options.credentials, transport);
+    credentials = { tokens: new TokenSource(grant, options.renewBeforeSeconds) };
+  } else if (options.session !== undefined) {
+    const minted = personSessionTokens(baseUrl, options.session, transport);
+    credentials = { tokens: new TokenSource(minted, options.renewBeforeSeconds) };
   } else if (options.publishableKey !== undefined) {
     credentials = { publishableKey: options.publishableKey };
   } else if (options.accessToken !== undefined) {
     credentials = { accessToken: options.accessToken };
   } else {
-    throw new TypeError("Give credentials (client id and secret), a publishableKey or an accessToken");
+    throw new TypeError("Give credentials (client id and secret), a session, a publishableKey or an accessToken");
   }
   const fetch = authorizing(transport, credentials, options.idempotencyKeys ?? true);
   const client = createClient<paths, JsonMedia>({

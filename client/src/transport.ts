@@ -1,7 +1,8 @@
 /**
  * What every request of the client goes through before it reaches `fetch`:
- * credentials (an access token fetched with the client credentials grant and
- * renewed before it expires, or a publishable key), an `Idempotency-Key` on
+ * credentials (an access token fetched with the client credentials grant or
+ * from a person's session and renewed before it expires, or a publishable
+ * key), an `Idempotency-Key` on
  * each POST, and retries of 429 and 503 answers after their `Retry-After`.
  * Only web standards (fetch, URL, crypto.randomUUID), so it runs in Node 20+,
  * browsers and Workers alike.
@@ -78,8 +79,14 @@ export type ClientCredentials = {
   scope?: string;
 };
 
+/** A token and its lifetime, as a token endpoint answers them. */
+export type MintedToken = { token: string; expiresIn: number };
+
+/** Fetches a new access token. */
+export type Mint = () => Promise<MintedToken>;
+
 /**
- * Access tokens for one client: fetched on first use, shared by concurrent
+ * Access tokens from one source: fetched on first use, shared by concurrent
  * requests, and fetched again `renewBeforeSeconds` before the current one
  * expires (or half its lifetime, for short-lived tokens), so no request
  * leaves with a token about to lapse.
@@ -89,9 +96,7 @@ export class TokenSource {
   private pending: Promise<string> | undefined;
 
   constructor(
-    private readonly tokenUrl: string,
-    private readonly credentials: ClientCredentials,
-    private readonly fetch: Fetch,
+    private readonly mint: Mint,
     private readonly renewBeforeSeconds = 60,
   ) {}
 
@@ -102,37 +107,97 @@ export class TokenSource {
     return this.pending;
   }
 
-  /** Forgets a token the service refused (revoked, rotated secret), so the next request fetches a new one. */
+  /** Forgets a token the service refused (revoked, rotated secret, ended session), so the next request fetches a new one. */
   discard(token: string): void {
     if (this.current?.token === token) this.current = undefined;
   }
 
   private async request(): Promise<string> {
+    const { token, expiresIn } = await this.mint();
+    const renewBefore = Math.min(this.renewBeforeSeconds, expiresIn / 2);
+    this.current = { token, renewAt: Date.now() + (expiresIn - renewBefore) * 1000 };
+    return token;
+  }
+}
+
+/** The JSON body of a token endpoint's answer, or a TokenError naming what it refused. */
+async function tokenAnswer(response: Response): Promise<Record<string, unknown> & MintedToken> {
+  const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
+  if (!response.ok || typeof body.access_token !== "string" || typeof body.expires_in !== "number") {
+    throw new TokenError(
+      response.status,
+      String(body.error ?? body.type ?? "invalid_response"),
+      String(body.error_description ?? body.detail ?? "no access token in the answer"),
+    );
+  }
+  return { ...body, token: body.access_token, expiresIn: body.expires_in };
+}
+
+/** Tokens of a registered client: the client credentials grant (RFC 6749 §4.4) at `/v3.0/oauth2/token`. */
+export function clientCredentialsGrant(baseUrl: string, credentials: ClientCredentials, fetch: Fetch): Mint {
+  return async () => {
     const form = new URLSearchParams({
       grant_type: "client_credentials",
-      client_id: this.credentials.clientId,
-      client_secret: this.credentials.clientSecret,
+      client_id: credentials.clientId,
+      client_secret: credentials.clientSecret,
     });
-    if (this.credentials.scope !== undefined) form.set("scope", this.credentials.scope);
-    const response = await this.fetch(
-      new Request(this.tokenUrl, {
+    if (credentials.scope !== undefined) form.set("scope", credentials.scope);
+    const response = await fetch(
+      new Request(`${baseUrl}/v3.0/oauth2/token`, {
         method: "POST",
         headers: { "Content-Type": "application/x-www-form-urlencoded", Accept: "application/json" },
         body: form,
       }),
     );
+    return tokenAnswer(response);
+  };
+}
+
+export type PersonSession = {
+  /** The account to act in (an id from `GET /v3.0/auth/session`); by default the session's own, or the person's only one. */
+  account?: number;
+};
+
+/**
+ * Tokens of a signed-in person, minted from their session at `POST /v3.0/auth/token`. The session is the
+ * service's cookie, which a browser sends by itself to the service's own origin (`credentials: "include"`);
+ * elsewhere the given fetch adds it. A cookie-authenticated write needs the session's CSRF token, read once
+ * from `GET /v3.0/auth/session` and kept from each token answer after.
+ */
+export function personSessionTokens(baseUrl: string, session: PersonSession, fetch: Fetch): Mint {
+  let csrf: string | undefined;
+  const readCsrf = async () => {
+    const response = await fetch(
+      new Request(`${baseUrl}/v3.0/auth/session`, { headers: { Accept: "application/json" }, credentials: "include" }),
+    );
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
-    if (!response.ok || typeof body.access_token !== "string" || typeof body.expires_in !== "number") {
-      throw new TokenError(
-        response.status,
-        String(body.error ?? body.type ?? "invalid_response"),
-        String(body.error_description ?? body.detail ?? "no access token in the answer"),
-      );
+    if (!response.ok || typeof body.csrf_token !== "string") {
+      throw new TokenError(response.status, String(body.type ?? "no_session"), String(body.detail ?? "not signed in"));
     }
-    const renewBefore = Math.min(this.renewBeforeSeconds, body.expires_in / 2);
-    this.current = { token: body.access_token, renewAt: Date.now() + (body.expires_in - renewBefore) * 1000 };
-    return body.access_token;
-  }
+    return body.csrf_token;
+  };
+  const post = async (token: string) =>
+    fetch(
+      new Request(`${baseUrl}/v3.0/auth/token`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": token },
+        body: JSON.stringify(session.account === undefined ? {} : { account: session.account }),
+        credentials: "include",
+      }),
+    );
+  return async () => {
+    csrf ??= await readCsrf();
+    let response = await post(csrf);
+    // The session rotated meanwhile (a second factor, another account): its CSRF token changed with it.
+    if (response.status === 403) {
+      await response.body?.cancel();
+      csrf = await readCsrf();
+      response = await post(csrf);
+    }
+    const answer = await tokenAnswer(response);
+    if (typeof answer.csrf_token === "string") csrf = answer.csrf_token;
+    return answer;
+  };
 }
 
 /** How requests prove who sends them. */

@@ -1,10 +1,11 @@
 /**
  * The client against the running service (`wrangler dev`, started with a
  * fresh database and a registered client by scripts/test-client.ts, which
- * passes them in POI_BASE, POI_CLIENT_ID, POI_CLIENT_SECRET and the token
- * lifetime in POI_TOKEN_TTL_SECONDS): the README's curl tour written with the
+ * passes them in POI_BASE, POI_CLIENT_ID, POI_CLIENT_SECRET, the token
+ * lifetime in POI_TOKEN_TTL_SECONDS and an editor's email and password in
+ * POI_PERSON_EMAIL and POI_PERSON_PASSWORD): the README's curl tour written with the
  * client, then token renewal, paging, idempotent retries, conditional
- * writes, GeoJSON import and publishable keys.
+ * writes, GeoJSON import, a person's session and publishable keys.
  */
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -12,6 +13,7 @@ import {
   ApiError,
   createPoiClient,
   ifMatch,
+  TokenError,
   type Fetch,
   type ImportFeature,
   type PinpointImport,
@@ -203,6 +205,63 @@ test("a token is fetched once, renewed before it expires, and requests never see
   const used = new Set(recorded.seen.filter((s) => s.path === "/v3.0/lists").map((s) => s.authorization));
   assert.ok(tokens.length >= 3 && tokens.length <= 6, `${tokens.length} token requests over two lifetimes`);
   assert.equal(used.size, tokens.length, "each token fetched was used");
+});
+
+/** A fetch holding the session cookie as a browser does: sent with every request, replaced when the service rotates it. */
+function cookieJar(): Fetch {
+  let cookie: string | undefined;
+  return async (request) => {
+    const headers = new Headers(request.headers);
+    if (cookie !== undefined) headers.set("Cookie", cookie);
+    const response = await globalThis.fetch(new Request(request, { headers }));
+    const set = response.headers.getSetCookie().find((line) => /^(__Host-)?poi_session=/.test(line));
+    if (set !== undefined) cookie = set.split(";")[0];
+    return response;
+  };
+}
+
+test("a person's session: tokens minted from it, writes carry the person, and signing out ends them", async () => {
+  const jar = cookieJar();
+  const signIn = await jar(
+    new Request(`${baseUrl}/v3.0/auth/sign-in`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ email: setting("POI_PERSON_EMAIL"), password: setting("POI_PERSON_PASSWORD") }),
+    }),
+  );
+  assert.equal(signIn.status, 200);
+  const { accounts } = (await signIn.json()) as { accounts: { id: number }[] };
+  assert.equal(accounts.length, 1);
+
+  const recorded: string[] = [];
+  const asPerson = createPoiClient({
+    baseUrl,
+    session: { account: accounts[0]!.id },
+    fetch: (request) => {
+      recorded.push(new URL(request.url).pathname);
+      return jar(request);
+    },
+  });
+  const { data: place, response } = await asPerson.POST("/v3.0/pinpoints", {
+    body: { name: "Written by a person", latitude: 45.76, longitude: 4.84 },
+  });
+  assert.equal(response.status, 201);
+  assert.equal(place?.created_by?.type, "person");
+  assert.ok(recorded.includes("/v3.0/auth/token"), "the token came from the session");
+  const read = await poi.GET("/v3.0/pinpoints/{id}", { params: { path: { id: place!.id } } });
+  assert.deepEqual(read.data?.updated_by, place?.updated_by, "a client reads who wrote it");
+
+  // Choosing an account rotates the session, and its CSRF token with it: read the current one.
+  const current = (await (await jar(new Request(`${baseUrl}/v3.0/auth/session`))).json()) as { csrf_token: string };
+  const signOut = await jar(
+    new Request(`${baseUrl}/v3.0/auth/sign-out`, { method: "POST", headers: { "X-CSRF-Token": current.csrf_token } }),
+  );
+  assert.equal(signOut.status, 204);
+  await assert.rejects(
+    asPerson.GET("/v3.0/pinpoints/{id}", { params: { path: { id: place!.id } } }),
+    (error: unknown) => error instanceof TokenError && error.status === 401,
+    "after signing out, the session mints no token",
+  );
 });
 
 test("paginate yields every pinpoint exactly once, in the order of a brute-force read", async () => {
