@@ -8,6 +8,8 @@
  * - /auth/passkey.html, where a person signs in (password or passkey) and
  *   keeps their passkeys: the page from static/auth/ (committed) and
  *   SimpleWebAuthn's browser script from node_modules/@simplewebauthn/browser.
+ * - the headers of those files (static/_headers: framing forbidden on the
+ *   passkey page), which Workers static assets read from public/_headers.
  * The pages load them from this origin, so they work with no internet access
  * under a strict Content-Security-Policy, and the megabytes of script stay out
  * of the Worker bundle. Runs after every `npm install` (postinstall) and as
@@ -84,3 +86,6 @@ for (const copy of COPIES) {
   const version = "version" in source ? ` ${source.version}` : "";
   process.stdout.write(`static-assets: ${copy.what}${version} copied to public/${copy.to}/\n`);
 }
+
+copyFileSync(join(ROOT, "static/_headers"), join(PUBLIC, "_headers"));
+process.stdout.write("static-assets: static/_headers copied to public/_headers\n");

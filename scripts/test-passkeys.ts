@@ -187,6 +187,16 @@ async function storedPasskeys(): Promise<{ id: string; name: string; counter: nu
 /** base64 (as DevTools gives credential ids and user handles) to base64url, as the service stores them. */
 const base64url = (base64: string) => Buffer.from(base64, "base64").toString("base64url");
 
+test("the page may not be framed by another site, and its files are never sniffed as another type", async () => {
+  const page = await fetch(`${origin}/auth/passkey.html`);
+  assert.equal(page.status, 200);
+  assert.match(page.headers.get("Content-Security-Policy") ?? "", /(^|;)\s*frame-ancestors 'none'\s*(;|$)/);
+  assert.equal(page.headers.get("X-Frame-Options"), "DENY");
+  assert.equal(page.headers.get("X-Content-Type-Options"), "nosniff");
+  const script = await fetch(`${origin}/auth/passkey.js`);
+  assert.equal(script.headers.get("X-Content-Type-Options"), "nosniff");
+});
+
 test("a person with a password signs in on the page, registers a passkey, and signs in with it", async () => {
   let context: BrowserContext | undefined;
   try {
