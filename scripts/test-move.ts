@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import type { MoveReport } from "../src/db/move.ts";
+import { ID_RANGE } from "../src/db/shard-plan.ts";
 import { freePort } from "./lib/dev-server.ts";
 import { ROOT } from "./lib/wrangler.ts";
 
@@ -243,7 +244,10 @@ test(`an operator moves an account of ${PLACES.toLocaleString("en-US")} places u
   wrangler("d1", "migrations", "apply", "DB", "--local", ...persist);
   addShard("SHARD_1", "local-shard-1");
   wrangler("d1", "migrations", "apply", "SHARD_1", "--local", ...persist);
-  assert.match(node("scripts/accounts.ts", "init", ...persist), /SHARD_1: allocates ids from \d+/);
+  const shard1From = Number(
+    /SHARD_1: allocates ids from (\d+)/.exec(node("scripts/accounts.ts", "init", ...persist))?.[1],
+  );
+  assert.ok(shard1From >= ID_RANGE && shard1From % ID_RANGE === 0, `SHARD_1's range starts at ${shard1From}`);
 
   // The big account on SHARD_1, filled before the service starts.
   const big = createClient("big", "--shard", "SHARD_1");
@@ -287,6 +291,18 @@ test(`an operator moves an account of ${PLACES.toLocaleString("en-US")} places u
   note(`npm start serves at ${service.base}`);
   try {
     const bigApi = await api(service.base, big);
+    // An account on SHARD_1 allocates from SHARD_1's range; another account's place is a 403 across shards,
+    // as on one database.
+    const [sourceApi, directoryApi] = await Promise.all([api(service.base, onSource), api(service.base, onDirectory)]);
+    const place = { name: "own", latitude: 45.7, longitude: 4.8 };
+    const [onShard1, onDb] = await Promise.all(
+      [sourceApi, directoryApi].map(
+        async (call) => ((await (await call("POST", "/v3.0/pinpoints", place)).json()) as { id: number }).id,
+      ),
+    );
+    assert.ok(onShard1! >= shard1From && onShard1! < shard1From + ID_RANGE, `${onShard1} in SHARD_1's range`);
+    assert.ok(onDb! < ID_RANGE, `${onDb} in the directory's range`);
+    assert.equal((await sourceApi("GET", `/v3.0/pinpoints/${onDb}`)).status, 403);
     const lists = (await everything<{ id: number }>(bigApi, "/v3.0/lists")).map(({ id }) => id);
     assert.equal(lists.length, LISTS);
     const listSizes = async () =>
