@@ -82,10 +82,18 @@ function acceptSignedIn(
   return browser.send("POST", "/v3.0/invitations/accept", body, headers);
 }
 
-function accept(body: Record<string, unknown>, token?: string): Promise<Response> {
+function accept(
+  body: Record<string, unknown>,
+  token?: string,
+  headers: Record<string, string> = {},
+): Promise<Response> {
   return call("/v3.0/invitations/accept", {
     method: "POST",
-    headers: { "Content-Type": "application/json", ...(token ? { Authorization: `Bearer ${token}` } : {}) },
+    headers: {
+      "Content-Type": "application/json",
+      ...(token ? { Authorization: `Bearer ${token}` } : {}),
+      ...headers,
+    },
     body: JSON.stringify(body),
   });
 }
@@ -447,6 +455,20 @@ describe("POST /v3.0/invitations/accept, not signed in", () => {
     expect((await accept({ token: made.token, name: "Ada", password: "🔑🌍🚲🏠🎈🍎🐟🌵🎸📚🧭🐙" })).status).toBe(200);
     const { results } = await env.DB.prepare("SELECT 1 FROM people WHERE email_key = ?").bind(email).all();
     expect(results).toHaveLength(1);
+  });
+
+  it("is refused from another site's page, as a signed-in browser's is, and makes no one", async () => {
+    const owner = await personCaller("owner");
+    const email = freshEmail();
+    const made = await invite(owner, { email, role: "editor" });
+    const body = { token: made.token, name: "Ada", password: PASSWORD };
+    for (const headers of [{ "Sec-Fetch-Site": "cross-site" }, { Origin: "https://attacker.example" }]) {
+      await expectProblem(await accept(body, undefined, headers), 403, { code: "csrf_failed" });
+    }
+    expect((await invitationRow(made.id))!.accepted_at).toBeNull();
+    expect(await env.DB.prepare("SELECT 1 FROM people WHERE email_key = ?").bind(email).first()).toBeNull();
+    // From this service's own page, it goes through.
+    expect((await accept(body, undefined, { "Sec-Fetch-Site": "same-origin" })).status).toBe(200);
   });
 
   it("asks someone whose address is taken to sign in (409), and makes no one", async () => {

@@ -25,7 +25,7 @@ import type { AppEnv, SessionInfo } from "../core/env";
 import { ApiError } from "../core/problem";
 import { markSessionOptional, markSessionRequired } from "../http/route-metadata";
 import { cookieName, isHttps } from "./cookies";
-import { assertCsrf } from "./csrf";
+import { assertCsrf, assertSameOrigin } from "./csrf";
 import type { SessionRow as SessionJsonRow } from "./json";
 import { personById, type Person } from "./store";
 
@@ -160,7 +160,12 @@ export const requireSession = (options: { allowPending?: boolean; optional?: boo
   (options.optional ? markSessionOptional : markSessionRequired)(
     createMiddleware<AppEnv>(async function requireSession(c, next) {
       const id = await cookieSessionId(c);
-      if (id === null && options.optional) return next();
+      if (id === null && options.optional) {
+        // Without a session there is no CSRF token to ask for, but what the request does (an invitation
+        // accepted, a person made) must still come from this service's pages or a program, not another site.
+        if (!SAFE_METHODS.has(c.req.method)) assertSameOrigin(c);
+        return next();
+      }
       if (id === null)
         throw unauthorized("Sign in first: this operation takes the session cookie of a signed-in browser.");
       const now = clock.now();
