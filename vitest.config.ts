@@ -28,6 +28,9 @@ const SMALL_LIMITS: { name: string; variable: string; simple: { limit: number; p
 export function testConfig(shards: Record<string, string> = {}, excluded: string[] = []) {
   const sharded = Object.keys(shards).length > 0;
   return defineConfig({
+    // In the checkout rather than node_modules/.vite: checkouts that share one node_modules (git worktrees)
+    // would otherwise rebuild each other's pre-bundled dependencies under a running suite.
+    cacheDir: ".vite",
     plugins: [
       cloudflareTest(async () => ({
         wrangler: { configPath: "./wrangler.toml" },

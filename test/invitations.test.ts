@@ -462,7 +462,11 @@ describe("POST /v3.0/invitations/accept, not signed in", () => {
     const email = freshEmail();
     const made = await invite(owner, { email, role: "editor" });
     const body = { token: made.token, name: "Ada", password: PASSWORD };
-    for (const headers of [{ "Sec-Fetch-Site": "cross-site" }, { Origin: "https://attacker.example" }]) {
+    const foreign: Record<string, string>[] = [
+      { "Sec-Fetch-Site": "cross-site" },
+      { Origin: "https://attacker.example" },
+    ];
+    for (const headers of foreign) {
       await expectProblem(await accept(body, undefined, headers), 403, { code: "csrf_failed" });
     }
     expect((await invitationRow(made.id))!.accepted_at).toBeNull();

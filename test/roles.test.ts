@@ -190,6 +190,7 @@ const CALLS: Record<string, Call> = {
   rotateClientSecret: { target: "client", params: (t) => ({ client_id: t!.id }) },
   revokeClient: { target: "client", params: (t) => ({ client_id: t!.id }) },
   leaveAccount: {},
+  leaveList: {},
 };
 
 /** Collections whose `list` cell filters them; each compared with what the database holds. */
@@ -578,6 +579,42 @@ describe("leaveAccount, on the person's own standing: no row of the table", () =
 
   it("as a member removed from the account: 401", async () => {
     await expectProblem(await callAs(removed, "leaveAccount"), 401, { code: "invalid_token" });
+  });
+});
+
+describe("leaveList, on the person's own standing: no row of the table", () => {
+  it.each(["editor", "viewer"] as const)(
+    "as a list %s: 204, and the list is theirs no more; with nothing else of the account, they are refused",
+    async (role) => {
+      const list = await insertList(`Left by a ${role}`);
+      const kept = await insertList(`Kept by a ${role}`);
+      const person = await personCaller(null, {
+        accountId,
+        lists: [
+          [list, role],
+          [kept, role],
+        ],
+      });
+      expect((await callAs(person, "leaveList", { id: list })).status).toBe(204);
+      await expectProblem(await person.get(`/v3.0/lists/${list}`), 404);
+      expect((await person.get(`/v3.0/lists/${kept}`)).status).toBe(200);
+      // Leaving it twice, or a list never given: 404.
+      await expectProblem(await callAs(person, "leaveList", { id: list }), 404, { code: "not_found" });
+      expect((await callAs(person, "leaveList", { id: kept })).status).toBe(204);
+      await expectProblem(await person.get("/v3.0/lists"), 401, { code: "invalid_token" });
+    },
+  );
+
+  it("as a member given no list: 404, and their membership stays", async () => {
+    const person = await personCaller("editor", { accountId });
+    await expectProblem(await callAs(person, "leaveList", { id: shared["list editor"] }), 404, { code: "not_found" });
+    expect((await person.get("/v3.0/lists")).status).toBe(200);
+  });
+
+  it("as a client with read write: 403 person_required", async () => {
+    await expectProblem(await callAs(client, "leaveList", { id: shared["list editor"] }), 403, {
+      code: "person_required",
+    });
   });
 });
 

@@ -912,6 +912,26 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v3.0/lists/{id}/collaborators/me": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /**
+     * Leave a list given to you
+     * @description You stop being a collaborator on this list; your next request acts without it (and, if it was all you had of the account, is refused). 404 when the list is not given to you.
+     */
+    delete: operations["leaveList"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v3.0/clients": {
     parameters: {
       query?: never;
@@ -5572,6 +5592,36 @@ export interface operations {
     requestBody?: never;
     responses: {
       /** @description Removed */
+      204: {
+        headers: {
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  leaveList: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        /** @description The list's id */
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Left */
       204: {
         headers: {
           "X-D1-Bookmark": components["headers"]["Bookmark"];

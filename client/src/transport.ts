@@ -158,6 +158,9 @@ export type PersonSession = {
   account?: number;
 };
 
+/** Sends the page's cookies with the request (a browser's `credentials` option; Workers' types do not declare it). */
+const WITH_COOKIES = { credentials: "include" } as const;
+
 /**
  * Tokens of a signed-in person, minted from their session at `POST /v3.0/auth/token`. The session is the
  * service's cookie, which a browser sends by itself to the service's own origin (`credentials: "include"`);
@@ -168,7 +171,7 @@ export function personSessionTokens(baseUrl: string, session: PersonSession, fet
   let csrf: string | undefined;
   const readCsrf = async () => {
     const response = await fetch(
-      new Request(`${baseUrl}/v3.0/auth/session`, { headers: { Accept: "application/json" }, credentials: "include" }),
+      new Request(`${baseUrl}/v3.0/auth/session`, { ...WITH_COOKIES, headers: { Accept: "application/json" } }),
     );
     const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     if (!response.ok || typeof body.csrf_token !== "string") {
@@ -179,10 +182,10 @@ export function personSessionTokens(baseUrl: string, session: PersonSession, fet
   const post = async (token: string) =>
     fetch(
       new Request(`${baseUrl}/v3.0/auth/token`, {
+        ...WITH_COOKIES,
         method: "POST",
         headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRF-Token": token },
         body: JSON.stringify(session.account === undefined ? {} : { account: session.account }),
-        credentials: "include",
       }),
     );
   return async () => {

@@ -139,11 +139,12 @@ export const PEOPLE_ONLY: ReadonlySet<AccountOperation> = new Set([
 
 /**
  * Operations on a person's own standing in the account their token acts in, open to every person there
- * whatever their role, and to no client: leaving the account. They are no row of the table, which says
+ * whatever their role, and to no client: leaving the account, or a list given to them. They are no row of
+ * the table, which says
  * what a role may do with the account (docs/people-and-roles.md says so below it); the store keeps the
  * rule the role cannot (the last owner stays).
  */
-export const OWN_STANDING: ReadonlySet<string> = new Set(["leaveAccount"]);
+export const OWN_STANDING: ReadonlySet<string> = new Set(["leaveAccount", "leaveList"]);
 
 export const isAccountOperation = (operationId: string): operationId is AccountOperation =>
   Object.hasOwn(PERMISSIONS, operationId);

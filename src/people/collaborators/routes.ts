@@ -12,6 +12,7 @@ import { operation } from "../../http/route-metadata";
 import { validate } from "../../http/validation";
 import { collaboratorToJson } from "./json";
 import { collaboratorJson, collaboratorPut } from "./schemas";
+import { callingPerson } from "../acting-person";
 import { assertOwnList } from "../own-list";
 import { pageCollaborators, putCollaborator, removeCollaborator } from "./store";
 
@@ -41,6 +42,18 @@ const operations = {
     pathParams: LIST_AND_PERSON,
     examples: { "application/json": { role: "editor" } },
     responses: { 200: collaboratorJson, 201: collaboratorJson },
+  }),
+  leave: operation({
+    summary: "Leave a list given to you",
+    description:
+      "You stop being a collaborator on this list; your next request acts without it (and, if it was all you " +
+      "had of the account, is refused). 404 when the list is not given to you.",
+    operationId: "leaveList",
+    tags: TAGS,
+    // Leaving changes only your own standing: a list viewer, whose tokens only read, may leave too.
+    scope: "read",
+    pathParams: LIST,
+    responses: { 204: { description: "Left" } },
   }),
   remove: operation({
     summary: "Take a list from a collaborator",
@@ -84,6 +97,14 @@ export const collaboratorRoutes = new Hono<AppEnv>()
         role,
       );
       return c.json(collaboratorToJson(row), created ? 201 : 200);
+    }),
+  )
+  .delete(
+    `/${ID}/collaborators/me`,
+    ...operations.leave(async (c) => {
+      const person = callingPerson(c);
+      await removeCollaborator(c.env.DB, person.accountId, pathId(c, "list"), person.personId);
+      return c.body(null, 204);
     }),
   )
   .delete(
