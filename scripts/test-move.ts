@@ -19,7 +19,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import type { MoveReport } from "../src/db/move.ts";
 import { ID_RANGE } from "../src/db/shard-plan.ts";
-import { freePort } from "./lib/dev-server.ts";
+import { freePort, LOCAL_STARTUP_MS } from "./lib/dev-server.ts";
 import { ROOT } from "./lib/wrangler.ts";
 
 const PLACES = Number(process.env.MOVE_TEST_PLACES ?? 100_000);
@@ -125,7 +125,7 @@ async function startService(
   const { child, output } = spawnInCopy(process.execPath, ["scripts/dev.ts", "--port", String(port), ...persist]);
   const base = `http://localhost:${port}`;
   const stop = () => stopGroup(child);
-  for (const deadline = Date.now() + 120_000; Date.now() < deadline && child.exitCode === null;) {
+  for (const deadline = Date.now() + LOCAL_STARTUP_MS; Date.now() < deadline && child.exitCode === null;) {
     try {
       await fetch(`${base}/v3.0/openapi.json`);
       return { base, group: child.pid!, stop, output };

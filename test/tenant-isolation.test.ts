@@ -748,6 +748,15 @@ const PEOPLE_WRITES: Record<string, (f: Fixture) => Promise<Write>> = {
     expect((await send({ method: "PUT", path, as: "person", body: { role: "editor" } })).status).toBe(201);
     return { ids: { list: id, person: personId }, steps: [{ method: "DELETE", path, as: "person" }] };
   },
+  [`DELETE /v3.0/lists/:id${ID}/collaborators/me`]: async () => {
+    const [id, person] = [await list(), await keeper(b.accountId, "viewer")];
+    const given = `/v3.0/lists/${id}/collaborators/${person.personId}`;
+    expect((await send({ method: "PUT", path: given, as: "person", body: { role: "editor" } })).status).toBe(201);
+    return {
+      ids: { list: id, person: person.personId },
+      steps: [{ method: "DELETE", path: `/v3.0/lists/${id}/collaborators/me`, as: "person", person }],
+    };
+  },
 };
 Object.assign(WRITES, PEOPLE_WRITES);
 
