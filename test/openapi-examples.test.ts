@@ -39,6 +39,8 @@ beforeAll(async () => {
 function senderOf(operationId: string): { token: string } | null {
   if (operationId === "acceptInvitation") return null;
   if (operationId === "leaveAccount") return people.leaver;
+  // The owner is given the list the path names (peopleIds), so leaving it has something to leave.
+  if (operationId === "leaveList") return people.owner;
   if (operationId === "transferOwnership") return people.secondOwner;
   return isAccountOperation(operationId) && PEOPLE_ONLY.has(operationId) ? people.owner : a;
 }
