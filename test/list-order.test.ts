@@ -6,7 +6,7 @@
  * feed and a webhook seeing a reorder.
  */
 import { describe, expect, it } from "vitest";
-import { MIDDLE_POSITION, POSITION_GAP, POSITION_SPACE } from "../src/db/list-positions";
+import { MIDDLE_POSITION, moveSql, POSITION_GAP, POSITION_SPACE } from "../src/db/list-positions";
 import {
   caller,
   contentDb,
@@ -222,13 +222,27 @@ describe("a list's order against a model", () => {
     expect((await stored(a, list)).every((row) => row.position === MIDDLE_POSITION)).toBe(true);
     let model = [...places];
     expect(await readOrder(a, list, 4)).toEqual(model);
+    let version = await versionOf(a, list);
+    // Among members that share a label, a member moved where it is changes nothing.
+    await send(a, list, { move: places[5], before: places[6] });
+    await send(a, list, { move: places[29], before: null });
+    expect(await versionOf(a, list)).toBe(version);
     const random = randomFrom(11);
     for (let step = 0; step < 40; step++) {
       const move = random.pick(model);
-      const target = random.next() < 0.1 ? null : random.pick(model.filter((id) => id !== move));
+      const target =
+        random.next() < 0.1
+          ? null
+          : random.next() < 0.2
+            ? (model[model.indexOf(move) + 1] ?? null)
+            : random.pick(model.filter((id) => id !== move));
+      const before = model;
       await send(a, list, { move, before: target });
       model = moved(model, move, target);
       await expectStored(a, list, model);
+      const now = await versionOf(a, list);
+      expect(now).toBe(version + (JSON.stringify(before) === JSON.stringify(model) ? 0 : 1));
+      version = now;
     }
     const fresh = (await createPinpoint(a)).id;
     await add(a, list, [fresh]);
@@ -305,6 +319,37 @@ describe("what a move writes", () => {
       expect(changed).toEqual(JSON.stringify(before) === JSON.stringify(model) ? [] : [move]);
     }
     expect(await readOrder(a, list, 1000)).toEqual(model);
+  });
+});
+
+describe("what a move reads", () => {
+  it("the list's indexes around the spot: no statement of a move scans the list's members", async () => {
+    const a = await caller();
+    const places = await insertPinpoints(a, 50);
+    const list = (await createList(a)).id;
+    await add(a, list, places);
+    const db = await contentDb(a.accountId);
+    const { spread, place } = moveSql("1");
+    for (const [name, sql] of Object.entries({ spread, place })) {
+      for (const before of [places[10]!, null]) {
+        const { results } = await db
+          .prepare(`EXPLAIN QUERY PLAN ${sql}`)
+          .bind(list, places[3], before)
+          .all<{ detail: string }>();
+        const details = results.map((row) => row.detail);
+        expect(details.length, name).toBeGreaterThan(0);
+        // Every read of the memberships is a search of one of their indexes, never a scan, and never a walk
+        // of the list's members from one end (a search bound by the list alone).
+        expect(
+          details.filter(
+            (detail) =>
+              /\bSCAN (list_pinpoints|lists|pinpoints)\b/.test(detail) ||
+              /list_pinpoints .*\(list_id=\?\)$/.test(detail),
+          ),
+          `${name}: ${details.join("; ")}`,
+        ).toEqual([]);
+      }
+    }
   });
 });
 
@@ -388,6 +433,17 @@ describe("bad requests", () => {
     expect(lacking.detail).toContain(`lacks members of the list: ${p1}, ${p3}, ${p4}`);
     const twice = await expectProblem(await a.send("PUT", orderOf(list), { ids: [p1, p2, p1] }), 400);
     expect(twice.detail).toContain("repeats /ids/0");
+    const many = await expectProblem(await a.send("PUT", orderOf(list), { ids: Array(10_000).fill(p1) }), 400);
+    expect(many.errors).toHaveLength(101);
+    expect(many.errors!.at(-1)).toEqual({ pointer: "/ids", detail: "repeats 9899 more ids" });
+    const strangers = Array.from({ length: 300 }, (_, i) => 900_000_000 + i);
+    const unknown = await expectProblem(
+      await a.send("PUT", orderOf(list), { ids: [p1, p2, p3, p4, ...strangers] }),
+      400,
+    );
+    expect(unknown.errors).toHaveLength(101);
+    expect(unknown.errors![0]).toEqual({ pointer: "/ids/4", detail: "is not a member of the list" });
+    expect(unknown.errors!.at(-1)).toEqual({ pointer: "/ids", detail: "names 200 more ids that are not members" });
     const malformed = await a.send("PUT", orderOf(list), undefined, { "Content-Type": "application/json" });
     await expectProblem(malformed, 400, { code: "malformed_json" });
     expect(await versionOf(a, list)).toBe(version);

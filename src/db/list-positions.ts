@@ -78,7 +78,9 @@ export function compactSql(list: string, count: string, may: string): string {
  * member it goes before, NULL for the end), with `may` the SQL condition that the caller may write the
  * list at the version it expects:
  *   x      the moved member's label;  r  the label of the member it goes before;
- *   l      the member it goes after: the last before `r` (the last of all for the end), itself left out;
+ *   l      the member it goes after: the last before `r` (the last of all for the end), itself left out,
+ *          found by a seek of the list's order index from `r` down (a bound of two values, without OR,
+ *          which the index takes whole, so members that share a label are not walked);
  *   gap    the free labels between them, `lo` to `hi` exclusive (-1 and POSITION_SPACE where none);
  *   moving whether the move is allowed and changes the order: both are members, distinct, the list may be
  *          written, and the member now after the moved one is not already `r`.
@@ -88,12 +90,13 @@ const moveReads = (may: string) => `
   r(p, id) AS (SELECT position, pinpoint_id FROM list_pinpoints WHERE list_id = ?1 AND pinpoint_id = ?3),
   l(p, id) AS (
     SELECT position, pinpoint_id FROM list_pinpoints
-    WHERE list_id = ?1 AND pinpoint_id <> ?2 AND (?3 IS NULL OR (position, pinpoint_id) < (SELECT p, id FROM r))
+    WHERE list_id = ?1 AND pinpoint_id <> ?2
+      AND (position, pinpoint_id) < (coalesce((SELECT p FROM r), ${POSITION_SPACE}), coalesce((SELECT id FROM r), 0))
     ORDER BY position DESC, pinpoint_id DESC LIMIT 1
   ),
   after_x(id) AS (
     SELECT pinpoint_id FROM list_pinpoints
-    WHERE list_id = ?1 AND (position, pinpoint_id) > (SELECT p, id FROM x)
+    WHERE list_id = ?1 AND (position, pinpoint_id) > ((SELECT p FROM x), (SELECT id FROM x))
     ORDER BY position, pinpoint_id LIMIT 1
   ),
   gap(lo, hi) AS (SELECT coalesce((SELECT p FROM l), -1), coalesce((SELECT p FROM r), ${POSITION_SPACE})),

@@ -19,7 +19,7 @@ import { rowMapper } from "../db/search/raw-rows";
 import { preconditionFailed, type Expected } from "../db/versions";
 import { fieldsError } from "../http/validation";
 import { listBatch } from "./membership";
-import type { OrderChange } from "./schemas";
+import { MAX_NAMED, type OrderChange } from "./schemas";
 
 /**
  * The parameters of every statement below: ?1 the list, ?2 the moved member (or the ids, as JSON), ?3 the
@@ -51,9 +51,6 @@ const REORDER = reorderSql(MAY_WRITE);
 const MEMBERS = `SELECT
   EXISTS (SELECT 1 FROM list_pinpoints WHERE list_id = ?1 AND pinpoint_id = ?2) AS moved,
   (?3 IS NULL OR EXISTS (SELECT 1 FROM list_pinpoints WHERE list_id = ?1 AND pinpoint_id = ?3)) AS before`;
-
-/** A 400 names at most this many ids of each kind that differ from the members. */
-export const MAX_NAMED = 100;
 
 /**
  * How the ids sent differ from the members: those sent that are not members (their index in `ids`, up to

@@ -63,6 +63,9 @@ export type BatchResult = z.output<typeof batchResultJson>;
 /** A whole new order names at most this many ids: a longer list is reordered by moves. */
 export const MAX_ORDER_IDS = 10_000;
 
+/** A 400 about a list's order names at most this many ids of each kind that are wrong. */
+export const MAX_NAMED = 100;
+
 /** `{"ids": [...]}`: every member of the list, each once, in the new order. */
 const orderByIds = z
   .object({
@@ -107,12 +110,19 @@ export const orderChange = z
     if (body.move !== undefined && body.before === body.move) {
       ctx.addIssue({ code: "custom", path: ["before"], message: "must be another member than the one moved" });
     }
+    // Each repeat by its pointer, the first MAX_NAMED of them: a body of one id 10,000 times gets a short answer.
     const first = new Map<number, number>();
+    let repeats = 0;
     body.ids?.forEach((id, index) => {
       const earlier = first.get(id);
       if (earlier === undefined) first.set(id, index);
-      else ctx.addIssue({ code: "custom", path: ["ids", index], message: `repeats /ids/${earlier}` });
+      else if (++repeats <= MAX_NAMED) {
+        ctx.addIssue({ code: "custom", path: ["ids", index], message: `repeats /ids/${earlier}` });
+      }
     });
+    if (repeats > MAX_NAMED) {
+      ctx.addIssue({ code: "custom", path: ["ids"], message: `repeats ${repeats - MAX_NAMED} more ids` });
+    }
   })
   .transform((body): OrderChange =>
     body.ids !== undefined ? { ids: body.ids } : { move: body.move!, before: body.before! },
