@@ -10,6 +10,8 @@ declare module "autocannon" {
     timeout?: number;
     /** Replaces `[<id>]` in the request (URL included) with a fresh id per request. */
     idReplacement?: boolean;
+    /** The requests each connection sends in turn; `setupRequest` rebuilds one before each time it is sent. */
+    requests?: { setupRequest?: <R extends { body?: string | Buffer }>(request: R) => R }[];
     /** Called with each connection's client; `headers` fires with the parser's raw header list. */
     setupClient?: (client: Client) => void;
   };

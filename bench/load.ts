@@ -10,10 +10,15 @@ import autocannon from "autocannon";
 
 export type LoadRequest = {
   url: string;
-  method: "GET" | "POST";
+  method: "GET" | "POST" | "PUT";
   headers?: Record<string, string>;
   /** Path of a file holding the request body (large bodies do not travel over IPC). */
   bodyFile?: string;
+  /**
+   * Path of a file of bodies, one a line, instead of `bodyFile`: each request sends the next, every
+   * connection drawing from the same sequence (writes that must differ, such as a list's moves).
+   */
+  bodiesFile?: string;
   /** Every `[<id>]` in the URL becomes a fresh unique id per request (autocannon's `idReplacement`). */
   uniqueIds?: boolean;
   /** A response header whose values are counted, e.g. `cache-status` to prove every answer was a hit. */
@@ -45,6 +50,12 @@ function percentile(sorted: Float64Array, p: number): number {
 
 export function measure(request: LoadRequest): Promise<LoadResult> {
   const body = request.bodyFile ? readFileSync(request.bodyFile) : undefined;
+  const bodies = request.bodiesFile ? readFileSync(request.bodiesFile, "utf8").split("\n").filter(Boolean) : null;
+  let sent = 0;
+  const nextBody = <T extends { body?: string | Buffer }>(req: T): T => ({
+    ...req,
+    body: bodies![sent++ % bodies!.length],
+  });
   let latencies = new Float64Array(1 << 14);
   let count = 0;
   const counted = request.countHeader?.toLowerCase();
@@ -68,6 +79,7 @@ export function measure(request: LoadRequest): Promise<LoadResult> {
         ...(request.amount ? { amount: request.amount } : { duration: request.seconds }),
         timeout: 30,
         idReplacement: request.uniqueIds ?? false,
+        ...(bodies && { requests: [{ setupRequest: nextBody }] }),
         ...(counted && { setupClient: (client) => client.on("headers", countValues) }),
       },
       (error, result) => {

@@ -7,6 +7,7 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { LoadRequest } from "./load.ts";
+import { orderGroup } from "./order.ts";
 import { peopleGroups } from "./people.ts";
 import { publicGroup, type FreshnessSetup } from "./public.ts";
 import type { Runtime } from "./runtime.ts";
@@ -100,6 +101,24 @@ export const GOALS: Goal[] = [
     versus: "get",
     kind: "p50-multiple",
     limit: 10,
+  },
+  {
+    what: "moving one member of a 10,000-member list: p50 as a multiple of a list write's",
+    goal: "< 10x",
+    group: "order",
+    target: "move",
+    versus: "list-write",
+    kind: "p50-multiple",
+    limit: 10,
+  },
+  {
+    what: "a list's page in its order past member 9,000 vs its first page",
+    goal: ">= 0.9",
+    group: "order",
+    target: "order-deep-page",
+    versus: "order-first-page",
+    kind: "rps-ratio",
+    limit: 0.9,
   },
   {
     what: "public page from the cache (key, list page of 50) vs constant JSON",
@@ -338,6 +357,7 @@ export async function buildGroups(rt: Runtime, seeded: Seeded, token: string, di
       ],
     },
     ...(await peopleGroups(rt, seeded, token, dir)),
+    await orderGroup(rt, seeded, token, dir),
     await publicGroup(rt, seeded, token),
   ];
 }

@@ -178,6 +178,7 @@ const CONTINUATIONS = [
   ...shellBlocks("docs/publishing-maps.md").map((block, i) => ({ name: `publishing-maps #${i + 1}`, block })),
   ...shellBlocks("docs/webhooks.md").map((block, i) => ({ name: `webhooks #${i + 1}`, block })),
   { name: "api media", block: shellBlock("docs/api.md", "### Media") },
+  { name: "api order", block: shellBlock("docs/api.md", "### The order of a list") },
 ];
 
 test("the examples that continue the tour run as written, answer what they say, and stay out of the checkout", async () => {
@@ -226,6 +227,14 @@ test("the examples that continue the tour run as written, answer what they say, 
   assert.match(media, /"media_url":"http:\/\/127\.0\.0\.1:\d+\/media\/m\/[0-9a-f]{32}\.jpg"/);
   assert.match(media, /^HTTP\/1\.1 200 OK/m);
   assert.match(media, /^content-type: image\/jpeg/im);
+  const [added, moved, ordered, page] = output["api order"]!.trim().split("\n");
+  assert.deepEqual([added, moved, ordered], ['{"total":3,"errors":[]}', "200", "200"]);
+  const walk = JSON.parse(page!) as { results: { name: string }[]; next: string | null; previous: string | null };
+  assert.deepEqual(
+    walk.results.map((r) => r.name),
+    ["Café", "Start"],
+  );
+  assert.match(walk.next!, /[?&]order=position(&|$)/);
 
   // Every id came from an answer: the guide's places are as they were.
   const after = new Map((await allPinpoints()).map((p) => [(p as { id: number }).id, p]));

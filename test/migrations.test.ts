@@ -13,6 +13,9 @@ import { applyD1Migrations } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { batchOn as batchOf, FILLS, runFills, unfinishedFills } from "../src/db/fills";
+import { WHOLE_ACCOUNT } from "../src/db/reach";
+import { addToList } from "../src/lists/membership";
+import { changeOrder } from "../src/lists/order";
 import { DIRECTORY, shardNames } from "../src/db/shard-plan";
 import { bindingNamed } from "../src/db/shards";
 import { census, emptyDatabase, foreignKeyViolations, losses, populate } from "./migration-safety";
@@ -217,6 +220,81 @@ describe("0018_account_positions", () => {
       [after[0], "pinpoint.updated", legacySeq + 5],
       [after[1], "pinpoint.deleted", legacySeq + 6],
     ]);
+  });
+});
+
+describe("0023_list_order", () => {
+  it("keeps every list's members in pinpoint id order, writing no change, and lets them be ordered", async () => {
+    const index = migrations.findIndex((m) => m.name.startsWith("0023_"));
+    await emptyDatabase(env.DB);
+    await applyD1Migrations(env.DB, migrations.slice(0, index));
+    const run = (sql: string, ...values: unknown[]) =>
+      env.DB.prepare(sql)
+        .bind(...values)
+        .first<Record<string, number>>();
+    const account = (await run("INSERT INTO accounts (name) VALUES ('one') RETURNING id"))!.id!;
+    await run(
+      `INSERT INTO webhooks (account_id, url, events, secret, position, api_origin) VALUES (?, 'https://hooks.example.com/x', '["*"]', 'whsec_x', 0, 'https://api.example.com')`,
+      account,
+    );
+    const places: number[] = [];
+    for (let n = 0; n < 8; n++) {
+      places.push(
+        (await run(
+          "INSERT INTO pinpoints (account_id, name, latitude, longitude) VALUES (?, 'p', 1, 2) RETURNING id",
+          account,
+        ))!.id!,
+      );
+    }
+    const list = (await run("INSERT INTO lists (account_id, name) VALUES (?, 'Tour') RETURNING id", account))!.id!;
+    // Added in another order than their ids': the API gave them by id all the same.
+    for (const id of [places[5], places[1], places[7], places[3], places[0]]) {
+      await run("INSERT INTO list_pinpoints (list_id, pinpoint_id) VALUES (?, ?)", list, id);
+    }
+    const counts = () =>
+      run(
+        "SELECT (SELECT count(*) FROM changes) AS changes, (SELECT count(*) FROM webhook_outbox) AS outbox, (SELECT version FROM lists WHERE id = ?) AS version",
+        list,
+      );
+    const before = (await counts())!;
+
+    await applyD1Migrations(env.DB, migrations);
+    expect(await counts()).toEqual(before);
+    const order = async () =>
+      (
+        await env.DB.prepare("SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ? ORDER BY position, pinpoint_id")
+          .bind(list)
+          .all<{ pinpoint_id: number }>()
+      ).results.map((r) => r.pinpoint_id);
+    expect(await order()).toEqual([places[0], places[1], places[3], places[5], places[7]]);
+
+    // Ordered as any list: a move among them, then a new member at the end; each a change of the list.
+    const writer = { accountId: account, actor: "client:migration" };
+    const moved = await changeOrder(
+      env.DB,
+      writer,
+      list,
+      WHOLE_ACCOUNT,
+      { move: places[7]!, before: places[1]! },
+      null,
+    );
+    expect(moved.version).toBe(before.version! + 1);
+    await addToList(env.DB, writer, list, WHOLE_ACCOUNT, [{ id: places[2] }]);
+    expect(await order()).toEqual([places[0], places[7], places[1], places[3], places[5], places[2]]);
+    const { results } = await env.DB.prepare(
+      "SELECT event, version FROM webhook_outbox WHERE object_id = ? ORDER BY id",
+    )
+      .bind(list)
+      .all<{ event: string; version: number }>();
+    expect(results.slice(-2)).toEqual([
+      { event: "list.membership_changed", version: before.version! + 1 },
+      { event: "list.membership_changed", version: before.version! + 2 },
+    ]);
+    // A position, as any write of a membership, is refused on a shard the account has left.
+    await run("INSERT INTO account_fences (account_id, state) VALUES (?, 'gone')", account);
+    await expect(
+      env.DB.prepare("UPDATE list_pinpoints SET position = position + 1 WHERE list_id = ?").bind(list).run(),
+    ).rejects.toThrow(/account_fenced/);
   });
 });
 

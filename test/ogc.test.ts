@@ -208,7 +208,7 @@ describe("OGC API – Features, Core", () => {
     expect(viaQuery.status).toBe(200);
   });
 
-  it("a list collection gives its members by id, whatever the order they were added in, and says so", async () => {
+  it("a list collection gives its members in the list's order, the order they were added in until reordered, and says so", async () => {
     const a = await caller();
     const places = [];
     for (let i = 1; i <= 3; i++) places.push(await createPinpoint(a, { name: `L${i}`, latitude: i, longitude: i }));
@@ -217,10 +217,14 @@ describe("OGC API – Features, Core", () => {
       await a.send("POST", `/v3.0/lists/${list.id}/pinpoints`, [{ id: place.id }]);
     }
     const items = await ok<Items>(a, `/ogc/collections/list-${list.id}/items`, "application/geo+json");
-    expect(items.features.map((f) => f.id)).toEqual(places.map((p) => p.id));
+    expect(items.features.map((f) => f.id)).toEqual(places.map((p) => p.id).reverse());
+    const [first, second, third] = places.map((p) => p.id);
+    const moved = await a.send("PUT", `/v3.0/lists/${list.id}/pinpoints/order`, { move: first, before: third });
+    expect(moved.status).toBe(200);
+    const reordered = await ok<Items>(a, `/ogc/collections/list-${list.id}/items`, "application/geo+json");
+    expect(reordered.features.map((f) => f.id)).toEqual([first, third, second]);
     const collection = await ok<Collection>(a, `/ogc/collections/list-${list.id}`);
-    expect(collection.description).toContain("by id");
-    expect(collection.description).not.toMatch(/order they were added/);
+    expect(collection.description).toContain("in the list's order");
   });
 
   it("each collection links (describedby) to the JSON Schema of its properties: category is an integer", async () => {

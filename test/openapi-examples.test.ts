@@ -118,7 +118,7 @@ describe("the document's examples", () => {
           ? [{ headers: auth }]
           : await Promise.all(
               bodies.map(async ([type, { example }]) => {
-                const body = encoded(type, await withPeople(path, await fromDocument.withOwnIds(path, example)));
+                const body = encoded(type, await withPeople(path, await fromDocument.withOwnIds(path, example, url)));
                 // FormData sets its own Content-Type, with the boundary.
                 const contentType: Record<string, string> =
                   type === "multipart/form-data" ? {} : { "Content-Type": type };

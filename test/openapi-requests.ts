@@ -23,12 +23,25 @@ export function openApiRequests(document: Json, who: Caller) {
           .reduce((node: Json, key: string) => node[key], document)
       : value;
 
-  /** The example of a body, with the ids it names replaced by ones the caller owns. */
-  async function withOwnIds(path: string, example: unknown): Promise<unknown> {
+  /**
+   * The example of a body, with the ids it names replaced by ones the caller owns; for a list's order, two
+   * new members of the list the operation's `url` names, the example moving the second before the first.
+   */
+  async function withOwnIds(path: string, example: unknown, url = ""): Promise<unknown> {
     if (path === "/v3.0/events" && example && typeof example === "object" && "pinpoint" in example)
       return { ...example, pinpoint: await create("/v3.0/pinpoints") };
     if (/^\/v3\.0\/lists\/\{id\}\/pinpoints$/.test(path) && Array.isArray(example))
       return Promise.all(example.map(async () => ({ id: await create("/v3.0/pinpoints") })));
+    if (path === "/v3.0/lists/{id}/pinpoints/order") {
+      const members = [await create("/v3.0/pinpoints"), await create("/v3.0/pinpoints")];
+      const added = await who.send(
+        "POST",
+        url.replace(/\/order$/, ""),
+        members.map((id) => ({ id })),
+      );
+      expect(added.status, "the members of the list to order").toBe(200);
+      return { ...(example as Json), move: members[1], before: members[0] };
+    }
     return example;
   }
 

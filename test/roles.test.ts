@@ -135,6 +135,8 @@ const CALLS: Record<string, Call> = {
   deleteList: { target: "list" },
   addListPinpoints: { target: "list", body: (t) => [{ id: t!.pinpoint }] },
   removeListPinpoints: { target: "list", body: (t) => [{ id: t!.pinpoint }] },
+  // The list's newest member to its end, where it is: the order stays, and the answer is the list's.
+  reorderListPinpoints: { target: "list", body: (t) => ({ move: t!.pinpoint, before: null }) },
   listEvents: {},
   getEvent: { target: "event" },
   createEvent: { target: "pinpoint", body: (t) => ({ name: "New event", pinpoint: t!.id, dates: DATES }) },

@@ -61,7 +61,13 @@ const routes: Route[] = [
 const bodyFor = ({ method, path }: Route) =>
   method === "GET"
     ? undefined
-    : JSON.stringify(path.endsWith("/pinpoints") && path !== "/v3.0/pinpoints" ? [{ id: 1 }] : {});
+    : JSON.stringify(
+        path.endsWith("/pinpoints/order")
+          ? { move: 1, before: null }
+          : path.endsWith("/pinpoints") && path !== "/v3.0/pinpoints"
+            ? [{ id: 1 }]
+            : {},
+      );
 
 function request(route: Route, token?: string): Promise<Response> {
   const body = bodyFor(route);

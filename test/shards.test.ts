@@ -375,6 +375,68 @@ describe("moving an account while it is written", () => {
     expect(Object.values(await rowsOf(env.DB, who.accountId)).every((n) => n === 0)).toBe(true);
   });
 
+  it("carries each list's order, and the moves made while it copies", async () => {
+    const who = await caller("read write", await createAccount(DIRECTORY));
+    const list = await createList(who);
+    const places: number[] = [];
+    for (let i = 0; i < 40; i++) places.push((await createPinpoint(who, { name: `p${i}` })).id);
+    const shuffled = [...places].sort((x, y) => ((x * 7919) % 41) - ((y * 7919) % 41));
+    expect(
+      (
+        await who.send(
+          "POST",
+          `/v3.0/lists/${list.id}/pinpoints`,
+          shuffled.map((id) => ({ id })),
+        )
+      ).status,
+    ).toBe(200);
+    let model = [...shuffled].reverse();
+    expect((await who.send("PUT", `/v3.0/lists/${list.id}/pinpoints/order`, { ids: model })).status).toBe(200);
+
+    // One writer moves members one after another throughout the move: each acknowledged move is in the model.
+    let stop = false;
+    let moves = 0;
+    const writer = (async () => {
+      for (let step = 0; !stop; step++) {
+        const move = model[(step * 13) % model.length]!;
+        const before = step % 5 === 0 ? null : model[(step * 7) % model.length]!;
+        if (move === before) continue;
+        const [answer] = await write(who, "PUT", `/v3.0/lists/${list.id}/pinpoints/order`, { move, before });
+        expect(answer.status, await answer.clone().text()).toBe(200);
+        const rest = model.filter((id) => id !== move);
+        const at = before === null ? rest.length : rest.indexOf(before);
+        model = [...rest.slice(0, at), move, ...rest.slice(at)];
+        moves++;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    })();
+    const slow =
+      (db: D1Database): Batch =>
+      async (statements) => {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return batchOf(db)(statements);
+      };
+    const report = await move(who.accountId, "SHARD_2", {
+      batchRows: 10,
+      shards: Object.fromEntries(SHARDS.map((name) => [name, slow(bindingNamed(env, name))])),
+    });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    stop = true;
+    await writer;
+    expect(report).toMatchObject({ from: DIRECTORY, to: "SHARD_2", purged: true });
+    expect(moves).toBeGreaterThan(3);
+
+    const pages = await json<{ results: { id: number }[] }>(
+      await who.get(`/v3.0/pinpoints?list=${list.id}&order=position&limit=100`),
+    );
+    expect(pages.results.map((p) => p.id)).toEqual(model);
+    const { results } = await bindingNamed(env, "SHARD_2")
+      .prepare("SELECT pinpoint_id FROM list_pinpoints WHERE list_id = ? ORDER BY position, pinpoint_id")
+      .bind(list.id)
+      .all<{ pinpoint_id: number }>();
+    expect(results.map((r) => r.pinpoint_id)).toEqual(model);
+  }, 120_000);
+
   it("answers 404, not 403, for the account's own deleted places during and after a failed move", async () => {
     const who = await caller("read write", await createAccount("SHARD_1"));
     const stranger = await caller("read write", await createAccount("SHARD_2"));

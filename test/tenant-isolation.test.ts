@@ -388,6 +388,7 @@ const READS: Record<string, (f: Fixture) => Step[]> = {
     { path: "/v3.0/pinpoints?tags=museum" },
     { path: `/v3.0/pinpoints?category=${f.category}` },
     { path: `/v3.0/pinpoints?list=${f.lists.main}` },
+    { path: `/v3.0/pinpoints?list=${f.lists.main}&order=position&limit=1` },
     { path: "/v3.0/pinpoints?updated_since=2020-01-01T00:00:00Z&limit=2" },
     { path: "/v3.0/pinpoints?limit=2", headers: { Accept: "application/geo+json" } },
     { path: "/v3.0/pinpoints", as: "key" },
@@ -557,6 +558,22 @@ const WRITES: Record<string, (f: Fixture) => Promise<Write>> = {
     return {
       ids: { list: id, member },
       steps: [{ method: "DELETE", path: `/v3.0/lists/${id}/pinpoints`, body: [{ id: member }, { id: 987654321 }] }],
+    };
+  },
+  "PUT /v3.0/lists/:id{[0-9]+}/pinpoints/order": async (f) => {
+    const [id, first, second] = [await list(), await place(), await place()];
+    expect((await b.send("POST", `/v3.0/lists/${id}/pinpoints`, [{ id: first }, { id: second }])).status).toBe(200);
+    const path = `/v3.0/lists/${id}/pinpoints/order`;
+    return {
+      ids: { list: id, first, second },
+      steps: [
+        { method: "PUT", path, body: { move: second, before: first } },
+        { method: "PUT", path, body: { ids: [first, second] } },
+        { method: "PUT", path, body: { move: first, before: null }, headers: { "If-Match": '"1"' } },
+        // A's place and none: neither is a member of B's list, and neither answer says more.
+        { method: "PUT", path, body: { ids: [first, f.aPlace] } },
+        { method: "PUT", path, body: { move: 987654321, before: first } },
+      ],
     };
   },
   "POST /v3.0/categories": async () => ({

@@ -406,7 +406,7 @@ export interface paths {
     };
     /**
      * List your pinpoints
-     * @description In creation order. With `list`, the pinpoints of that list (403 if it is another account's, 404 if there is no such list). Filters combine: `bbox` (a viewport), `q` (text), `tags`, `category`, `updated_since`. With `latitude` and `longitude`, nearest first, each with its `distance` in metres, within `radius` if given; else with `q`, by relevance: every word in the name, then in the name, address or tags, then anywhere (ties by id). Every order pages with `next`/`previous`.
+     * @description In creation order. With `list`, the pinpoints of that list (403 if it is another account's, 404 if there is no such list), by id, or with `order=position` in the list's own order. Filters combine: `bbox` (a viewport), `q` (text), `tags`, `category`, `updated_since`. With `latitude` and `longitude`, nearest first, each with its `distance` in metres, within `radius` if given; else with `q`, by relevance: every word in the name, then in the name, address or tags, then anywhere (ties by id). Every order pages with `next`/`previous`.
      */
     get: operations["listPinpoints"];
     put?: never;
@@ -516,6 +516,26 @@ export interface paths {
      * @description The same body and answer as adding; a pinpoint that is not in the list is reported as `not_member`. With `Prefer: return=minimal` the answer is 204 without a body.
      */
     delete: operations["removeListPinpoints"];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v3.0/lists/{id}/pinpoints/order": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    /**
+     * Order a list's pinpoints
+     * @description `{"ids": [...]}`: every member's pinpoint id, each once, in the new order (at most 10,000); or `{"move": <id>, "before": <id>}`: one member moved before another, `"before": null` to the end. Ids that are not exactly the members (one missing, one that is not a member, one sent twice) are a 400 naming each. The answer is the list, whose version (`ETag`) moved if the order changed: `If-Match` takes the list's `ETag`. Read the order with `GET /v3.0/pinpoints?list={id}&order=position`. With `Prefer: return=minimal` the answer is 204 without a body.
+     */
+    put: operations["reorderListPinpoints"];
+    post?: never;
+    delete?: never;
     options?: never;
     head?: never;
     patch?: never;
@@ -1852,6 +1872,16 @@ export interface components {
     ListUpdate: {
       name?: string;
       description?: string | null;
+    };
+    ListOrder: {
+      /** @description Every member's pinpoint id, each once, in the new order */
+      ids: number[];
+    };
+    ListMove: {
+      /** @description The member to move (its pinpoint id) */
+      move: number;
+      /** @description The member it goes before; `null`: after the last one */
+      before: number | null;
     };
     Collaborator: {
       /** @description The person's id */
@@ -3690,6 +3720,8 @@ export interface operations {
         cursor?: string;
         /** @description Only the pinpoints of this list of yours */
         list?: number;
+        /** @description `id` (the default): by pinpoint id; `position`: in the list's own order (`PUT /v3.0/lists/{id}/pinpoints/order`), with `list` */
+        order?: "id" | "position";
         /** @description minLon,minLat,maxLon,maxLat in WGS 84 degrees (edges included), e.g. 2.25,48.81,2.42,48.90; minLon > maxLon crosses the antimeridian; minLat must not be greater than maxLat */
         bbox?: [number, number, number, number];
         /** @description Degrees, -90 to 90; with `longitude`: nearest first */
@@ -4301,6 +4333,65 @@ export interface operations {
       403: components["responses"]["Problem403"];
       404: components["responses"]["Problem404"];
       /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 64 KiB (65,536 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
+      413: components["responses"]["Problem413"];
+      415: components["responses"]["Problem415"];
+      429: components["responses"]["Problem429"];
+    };
+  };
+  reorderListPinpoints: {
+    parameters: {
+      query?: never;
+      header?: {
+        /** @description Write only if the resource is still at this `ETag`, e.g. `"3"` (or any version, `*`); otherwise 412 and nothing is written */
+        "If-Match"?: components["parameters"]["IfMatch"];
+        /** @description The bookmark of an earlier answer, exactly as given (80 base64url characters): this request reads data at least that recent (read-your-writes with D1 read replication). One altered or not issued by this service is a 400; D1's own form (`8-8-8-32` hexadecimal), which answers carried before, is accepted and not followed */
+        "X-D1-Bookmark"?: components["parameters"]["Bookmark"];
+      };
+      path: {
+        id: number;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        /**
+         * @example {
+         *       "move": 2,
+         *       "before": 1
+         *     }
+         */
+        "application/json": components["schemas"]["ListOrder"] | components["schemas"]["ListMove"];
+      };
+    };
+    responses: {
+      /** @description OK */
+      200: {
+        headers: {
+          ETag: components["headers"]["ETag"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content: {
+          "application/json": components["schemas"]["List"];
+        };
+      };
+      /** @description Ordered (`Prefer: return=minimal`) */
+      204: {
+        headers: {
+          /** @description `return=minimal` */
+          "Preference-Applied"?: string;
+          ETag: components["headers"]["ETag"];
+          "X-D1-Bookmark": components["headers"]["Bookmark"];
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      400: components["responses"]["Problem400"];
+      401: components["responses"]["Problem401"];
+      403: components["responses"]["Problem403"];
+      404: components["responses"]["Problem404"];
+      412: components["responses"]["Problem412"];
+      /** @description Payload too large (`urn:poi-api:problem:payload_too_large`): the body is over 512 KiB (524,288 bytes), or `MAX_BODY_BYTES` if that is smaller; a `Content-Length` over it is refused before the body is read. The description names any other limit. */
       413: components["responses"]["Problem413"];
       415: components["responses"]["Problem415"];
       429: components["responses"]["Problem429"];

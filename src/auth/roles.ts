@@ -66,6 +66,7 @@ export const PERMISSIONS = {
   deleteList: DELETE,
   addListPinpoints: CHANGE,
   removeListPinpoints: CHANGE,
+  reorderListPinpoints: CHANGE,
   listEvents: READ_CONTENT,
   getEvent: READ_CONTENT,
   createEvent: CREATE_IN_LIST,

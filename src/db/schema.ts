@@ -36,10 +36,14 @@
  *   change's actor (lists' and categories' update ones too firing only for
  *   the columns a client sees);
  * - the triggers that refuse an account's writes on a shard it is being
- *   switched away from or has left (`account_fences`, migrations/0014_shards.sql).
+ *   switched away from or has left (`account_fences`, migrations/0014_shards.sql,
+ *   and for a membership's position migrations/0023_list_order.sql);
+ * - the trigger that counts a change of a list's order as a change of the
+ *   list, as its membership ones do (migrations/0023_list_order.sql).
  */
 import { isNotNull, sql } from "drizzle-orm";
 import { index, integer, primaryKey, real, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { MIDDLE_POSITION } from "./list-positions";
 
 /** Milliseconds since the epoch, filled by SQLite so batch inserts need no clock. */
 const createdAt = () =>
@@ -377,7 +381,12 @@ export const lists = sqliteTable(
   (t) => [index("lists_account_idx").on(t.account_id, t.id)],
 );
 
-/** List membership; the primary key doubles as the keyset index for `?list=ID`. */
+/**
+ * List membership; the primary key doubles as the keyset index for `?list=ID`. `position` is the
+ * member's place in the owner's order of the list, which is `(position, pinpoint_id)`, read by
+ * `list_pinpoints_order_idx` for `?list=ID&order=position` (./list-positions.ts says how positions are
+ * chosen; memberships older than them share the default, so they keep their order by pinpoint id).
+ */
 export const listPinpoints = sqliteTable(
   "list_pinpoints",
   {
@@ -388,8 +397,13 @@ export const listPinpoints = sqliteTable(
       .notNull()
       .references(() => pinpoints.id, { onDelete: "cascade" }),
     created_at: createdAt(),
+    position: integer().notNull().default(MIDDLE_POSITION),
   },
-  (t) => [primaryKey({ columns: [t.list_id, t.pinpoint_id] }), index("list_pinpoints_pinpoint_idx").on(t.pinpoint_id)],
+  (t) => [
+    primaryKey({ columns: [t.list_id, t.pinpoint_id] }),
+    index("list_pinpoints_pinpoint_idx").on(t.pinpoint_id),
+    index("list_pinpoints_order_idx").on(t.list_id, t.position, t.pinpoint_id),
+  ],
 );
 
 /**

@@ -1,7 +1,7 @@
 /**
  * The GET of a collection that also searches (GET /v3.0/pinpoints, GET
- * /v3.0/events): without a search parameter, its plain pages in id order,
- * exactly as before search existed; with one (or when the caller sees only a
+ * /v3.0/events): without a search parameter, its plain pages in id order
+ * (or a list's in its owner's order), exactly as before search existed; with one (or when the caller sees only a
  * search's view, as a publishable key does), the search's pages in the
  * search's own order, each row with its `distance` when it has one. Both
  * page as pagination.ts does, under the collection's name.
@@ -24,11 +24,13 @@ export type SearchPageOptions<Query extends PageQuery, Row extends object, Found
   /** The query's parameters that make a search, in the order the page links carry them. */
   searchParameters: readonly (keyof Query & string)[];
   /** The filter every page keeps, searched or not (e.g. `{ list }`). */
-  filters: Record<string, number>;
+  filters: Record<string, number | string>;
   /** Search even without a search parameter. */
   alwaysSearch: boolean;
-  /** The plain pages' rows, in id order. */
+  /** The plain pages' rows, in id order or in the order `pageKeyOf` gives. */
   page: (bound: Bound, take: number) => Promise<Row[]>;
+  /** The plain pages' sort key, where it is not the id (a list in its owner's order). */
+  pageKeyOf?: SortKeyOf<Row>;
   /** Called only to search, before any read: checks what the search needs, then gives its reads. */
   search: () => Promise<SearchReads<Found>>;
   /** The page's rows as JSON, in their order (pagination.ts `RowsToJson`). */
@@ -48,7 +50,7 @@ export async function pageOrSearch<
   const { collection, query, filters, page, pageJson } = options;
   const given = options.searchParameters.filter((name) => query[name] !== undefined);
   if (given.length === 0 && !options.alwaysSearch)
-    return paginate(c, { collection, query, filters, fetch: page, pageJson });
+    return paginate(c, { collection, query, filters, fetch: page, keyOf: options.pageKeyOf, pageJson });
   const { fetch, keyOf } = await options.search();
   // The links carry each search parameter as the client wrote it, which the cursor is bound to.
   const searched: Record<string, string | number> = { ...filters };

@@ -50,7 +50,11 @@ function fieldErrors(target: keyof ValidationTargets, issues: readonly z.core.$Z
 
 /** A 400 listing every offending field of `target`. */
 export function validationError(target: keyof ValidationTargets, issues: readonly z.core.$ZodIssue[]): ApiError {
-  const errors = fieldErrors(target, issues);
+  return fieldsError(fieldErrors(target, issues));
+}
+
+/** A 400 listing `errors`, each offending field or parameter once, as validation reports them. */
+export function fieldsError(errors: FieldError[]): ApiError {
   const summary = errors
     .map((e) => `${"pointer" in e ? e.pointer.slice(1) || "body" : e.parameter}: ${e.detail}`)
     .join("; ");

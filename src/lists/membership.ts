@@ -1,12 +1,15 @@
 /**
  * List membership batches (docs/api.md, "List membership"). However many items a
- * batch has (up to 1,000), it is one D1 batch of six statements, applied
- * atomically: the list's owner, the named pinpoints that cannot be applied,
- * and the write itself, bracketed by the `list_batches` row that makes the
- * list's version (its ETag and change-log entry) move once per batch, and only
- * if a membership changed (migrations/0008_membership_batches.sql); before
- * that move, the list is stamped with the batch's actor as its `updated_by`,
- * only if a membership changed (src/db/owned.ts, "Writer"). The ids
+ * batch has (up to 1,000), it is one D1 batch of six statements (seven for an
+ * addition), applied atomically: the list's owner, the named pinpoints that
+ * cannot be applied, and the write itself, bracketed by the `list_batches` row
+ * that makes the list's version (its ETag and change-log entry) move once per
+ * batch, and only if a membership changed (migrations/0008_membership_batches.sql);
+ * before that move, the list is stamped with the batch's actor as its
+ * `updated_by`, only if a membership changed (src/db/owned.ts, "Writer"). New
+ * members go at the end of the list's order, in the order sent
+ * (src/db/list-positions.ts); the seventh statement makes room there first in
+ * the rare list whose additions reached the end of the positions. The ids
  * travel as one JSON parameter expanded by json_each(), so no statement comes
  * near D1's limit of 100 bound parameters. Valid items are applied even when
  * others fail; each failure is reported by index.
@@ -17,6 +20,7 @@
  * `not_found`, as one that does not exist.
  */
 import type { Reach } from "../core/env";
+import { appendedPositionSql, compactSql } from "../db/list-positions";
 import type { Writer } from "../db/owned";
 import { foreignElsewhere, ownedOr404 } from "../db/ownership";
 import { beyondReach } from "../db/reach";
@@ -79,16 +83,26 @@ const CLASSIFY = {
     WHERE j.value NOT IN (${OWNED_PINPOINTS}) OR NOT ${MEMBER}`,
 };
 
-/** An addition inserts only what is not a member yet, rather than letting the insert collide. */
+/** How many items the batch sends: at least as many as it adds, which is what room is made for. */
+const SENT = "json_array_length(?2)";
+
+/**
+ * An addition inserts only what is not a member yet, rather than letting the insert collide, each after
+ * the list's last member in the order of the batch.
+ */
 const WRITE = {
   add: `
-    INSERT OR IGNORE INTO list_pinpoints (list_id, pinpoint_id)
-    SELECT ?1, j.value FROM json_each(?2) AS j
+    INSERT OR IGNORE INTO list_pinpoints (list_id, pinpoint_id, position)
+    SELECT ?1, j.value, ${appendedPositionSql("?1", "row_number() OVER (ORDER BY j.key)", SENT)}
+    FROM json_each(?2) AS j
     WHERE ${OWNED_LIST} AND j.value IN (${OWNED_PINPOINTS}) AND NOT ${MEMBER}`,
   remove: `
     DELETE FROM list_pinpoints
     WHERE list_id = ?1 AND pinpoint_id IN (SELECT value FROM json_each(?2)) AND ${OWNED_LIST}`,
 };
+
+/** Spreads the list's members out when the additions would find no room after the last one. */
+const MAKE_ROOM = compactSql("?1", SENT, OWNED_LIST);
 
 /** Opens the list's batch; the membership triggers then only mark it changed. */
 const BEGIN_BATCH = "INSERT OR REPLACE INTO list_batches (list_id, changed) VALUES (?1, 0)";
@@ -97,6 +111,18 @@ const STAMP =
   "UPDATE lists SET updated_by = ?3 WHERE id = ?1 AND account_id = ?2 AND EXISTS (SELECT 1 FROM list_batches WHERE list_id = ?1 AND changed = 1)";
 /** Closes it: its trigger bumps the list's version once if a membership changed. */
 const END_BATCH = "DELETE FROM list_batches WHERE list_id = ?1";
+
+/**
+ * The statements around a batch's writes of list `listId`, as above: `open` goes before them, `close` after,
+ * in the same D1 batch. The order of a list (./order.ts) is written in such a batch too: a changed position
+ * marks it as a changed membership does (migrations/0023_list_order.sql).
+ */
+export function listBatch(d1: D1Database, listId: number, { accountId, actor }: Writer) {
+  return {
+    open: d1.prepare(BEGIN_BATCH).bind(listId),
+    close: [d1.prepare(STAMP).bind(listId, accountId, actor), d1.prepare(END_BATCH).bind(listId)],
+  };
+}
 
 type Classified = { id: number; account_id: number | null };
 
@@ -118,14 +144,15 @@ async function applyBatch(
   const { valid, errors } = parseItems(items);
   const ids = JSON.stringify([...new Set(valid.map((v) => v.id))]);
   const within = reachParameters(reach);
+  const batch = listBatch(d1, listId, { accountId, actor });
   const [owner, classified] = await d1.batch([
     d1.prepare(LIST_OWNER).bind(listId, null, null, ...within),
     d1.prepare(CLASSIFY[operation]).bind(listId, ids, accountId, within[0]),
-    d1.prepare(BEGIN_BATCH).bind(listId),
+    batch.open,
+    ...(operation === "add" ? [d1.prepare(MAKE_ROOM).bind(listId, ids, accountId, ...within)] : []),
     d1.prepare(WRITE[operation]).bind(listId, ids, accountId, ...within),
-    // Stamps only a list the write changed, so only one within the caller's reach.
-    d1.prepare(STAMP).bind(listId, accountId, actor),
-    d1.prepare(END_BATCH).bind(listId),
+    // The stamp names the writer of a list the write changed only, so only of one within the caller's reach.
+    ...batch.close,
   ]);
   const list = (owner!.results as { account_id: number; acts: number; sees: number }[])[0];
   ownedOr404(list, accountId, "list", { table: lists, id: listId });

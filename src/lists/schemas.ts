@@ -59,3 +59,74 @@ export type BatchItemError = z.output<typeof batchItemError>;
 /** The answer to a membership batch: how many items were sent, and those not applied. */
 export const batchResultJson = z.object({ total: z.number().int(), errors: z.array(batchItemError) });
 export type BatchResult = z.output<typeof batchResultJson>;
+
+/** A whole new order names at most this many ids: a longer list is reordered by moves. */
+export const MAX_ORDER_IDS = 10_000;
+
+/** A 400 about a list's order names at most this many ids of each kind that are wrong. */
+export const MAX_NAMED = 100;
+
+/** `{"ids": [...]}`: every member of the list, each once, in the new order. */
+const orderByIds = z
+  .object({
+    ids: z
+      .array(field.id)
+      .max(MAX_ORDER_IDS, `must have at most ${MAX_ORDER_IDS.toLocaleString("en-US")} ids; move members one by one`)
+      .meta({ description: "Every member's pinpoint id, each once, in the new order" }),
+  })
+  .meta({ id: "ListOrder" });
+
+/** `{"move": id, "before": id}`: one member moved before another, or to the end (`"before": null`). */
+const orderByMove = z
+  .object({
+    move: field.id.meta({ description: "The member to move (its pinpoint id)" }),
+    before: field.id.nullable().meta({ description: "The member it goes before; `null`: after the last one" }),
+  })
+  .meta({ id: "ListMove" });
+
+/** The body of PUT /v3.0/lists/{id}/pinpoints/order as documented: one of the two. */
+export const orderChangeDoc = z.union([orderByIds, orderByMove]);
+
+/**
+ * The body as validated: one of the two, each field checked where it is (so every mistake has its own
+ * pointer), ids each once, and a move of one member before another.
+ */
+export const orderChange = z
+  .object({
+    ids: orderByIds.shape.ids.optional(),
+    move: orderByMove.shape.move.optional(),
+    before: orderByMove.shape.before.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.ids === undefined && body.move === undefined) {
+      ctx.addIssue({ code: "custom", path: [], message: 'must have "ids" (a whole order) or "move" (one member)' });
+    }
+    if (body.ids !== undefined && body.move !== undefined) {
+      ctx.addIssue({ code: "custom", path: ["move"], message: 'cannot be sent with "ids": send one or the other' });
+    }
+    if (body.move !== undefined && body.before === undefined) {
+      ctx.addIssue({ code: "custom", path: ["before"], message: "is required: a member's id, or null for the end" });
+    }
+    if (body.move !== undefined && body.before === body.move) {
+      ctx.addIssue({ code: "custom", path: ["before"], message: "must be another member than the one moved" });
+    }
+    // Each repeat by its pointer, the first MAX_NAMED of them: a body of one id 10,000 times gets a short answer.
+    const first = new Map<number, number>();
+    let repeats = 0;
+    body.ids?.forEach((id, index) => {
+      const earlier = first.get(id);
+      if (earlier === undefined) first.set(id, index);
+      else if (++repeats <= MAX_NAMED) {
+        ctx.addIssue({ code: "custom", path: ["ids", index], message: `repeats /ids/${earlier}` });
+      }
+    });
+    if (repeats > MAX_NAMED) {
+      ctx.addIssue({ code: "custom", path: ["ids"], message: `repeats ${repeats - MAX_NAMED} more ids` });
+    }
+  })
+  .transform((body): OrderChange =>
+    body.ids !== undefined ? { ids: body.ids } : { move: body.move!, before: body.before! },
+  );
+
+/** A change of a list's order: a whole order, or one move (`before` null: to the end). */
+export type OrderChange = { ids: number[] } | { move: number; before: number | null };

@@ -22,7 +22,7 @@ import { eventFeature, pinpointFeature, type Feature } from "../geojson/features
 import { mediaUrls } from "../media/url";
 import { pinpointToJson } from "../pinpoints/json";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "../pinpoints/search";
-import { pageListPinpoints, pinpointRows } from "../pinpoints/store";
+import { listKeyOf, pageListPinpoints, pinpointRows } from "../pinpoints/store";
 import type { QueryableFilters, QueryableName } from "./queryables";
 import { accountList, accountLists, listMember, type ListSummary } from "./store";
 
@@ -35,6 +35,11 @@ export type Selection = { bbox?: BBox; from?: number; to?: number } & QueryableF
 
 export type Collection = {
   id: string;
+  /**
+   * What its page cursors are bound to: the collection and the order its pages come in, so a cursor
+   * issued for another order (a list's, by id before lists had an order of their own) is refused.
+   */
+  cursorScope: string;
   title: string;
   description: string;
   /** One page of the selected features from `bound`, each with its sort key for the cursors. */
@@ -56,10 +61,10 @@ export type FeatureRow = { key: readonly number[]; feature: Feature };
 
 const byId = (row: { id: number }) => [row.id];
 
-async function pinpointFeatureRows(
+async function pinpointFeatureRows<Row extends Pinpoint>(
   c: Context<AppEnv>,
-  rows: Pinpoint[],
-  keyOf: (row: Pinpoint) => number[] = byId,
+  rows: Row[],
+  keyOf: (row: Row) => number[] = byId,
 ): Promise<FeatureRow[]> {
   const mediaUrl = mediaUrls(c);
   const actors = await actorsOf(c, rows);
@@ -85,7 +90,8 @@ async function eventFeatureRows<Row extends Event>(
 
 /**
  * With a box, a category or tags, the pinpoint search of the query issue (R*Tree, then exact
- * columns); pinpoints have no time, so any time matches.
+ * columns); pinpoints have no time, so any time matches. A list's members come in the list's own order
+ * (src/db/list-positions.ts), selected or not.
  */
 async function pinpointPage(
   c: Context<AppEnv>,
@@ -95,15 +101,22 @@ async function pinpointPage(
   take: number,
 ) {
   const { accountId } = c.var.principal;
+  const order = list === undefined ? "id" : "position";
   if (bbox || category !== undefined || tags) {
-    const search: PinpointSearch = { bbox, list, tags, category: category === undefined ? undefined : [category] };
+    const search: PinpointSearch = {
+      bbox,
+      list,
+      order,
+      tags,
+      category: category === undefined ? undefined : [category],
+    };
     return pinpointFeatureRows(c, await searchPinpoints(c.env.DB, accountId, search, bound, take), sortKeyOf(search));
   }
   const rows =
     list === undefined
       ? await pinpointRows.page(c.env.DB, accountId, bound, take)
-      : await pageListPinpoints(c.env.DB, accountId, list, c.var.reach, bound, take);
-  return pinpointFeatureRows(c, rows);
+      : await pageListPinpoints(c.env.DB, accountId, list, c.var.reach, bound, take, order);
+  return pinpointFeatureRows(c, rows, listKeyOf(order));
 }
 
 /** Another account's row is no feature of the caller's collection: 404 here, where /v3.0 says 403. */
@@ -116,6 +129,7 @@ const pinpointsCollection: Collection = {
   properties: pinpointProperties,
   queryables: pinpointQueryables,
   id: "pinpoints",
+  cursorScope: "ogc:pinpoints",
   title: "Pinpoints",
   description: "Your places, in creation order.",
   page: (c, selection, bound, take) => pinpointPage(c, selection, undefined, bound, take),
@@ -129,6 +143,7 @@ const eventsCollection: Collection = {
   properties: eventProperties,
   queryables: ["pinpoint", "tags"],
   id: "events",
+  cursorScope: "ogc:events",
   title: "Events",
   description: "What happens at your pinpoints, each at its pinpoint's location, in creation order.",
   /** With any selection, the event search of the query issue: by occurrence (in time order) or place. */
@@ -153,11 +168,12 @@ const LIST_ID = /^list-([1-9]\d{0,14})$/;
 function listCollection(list: ListSummary): Collection {
   return {
     id: `list-${list.id}`,
+    cursorScope: `ogc:list-${list.id}:position`,
     properties: pinpointProperties,
     queryables: pinpointQueryables,
     title: list.name,
-    // A list is a set: its pages are keyset pages over the (list, pinpoint) key, so members come by id.
-    description: `The pinpoints of your list “${list.name}”, by id (the order the pinpoints were created).`,
+    // Keyset pages over the list's `(position, pinpoint_id)` index: the list's own order.
+    description: `The pinpoints of your list “${list.name}”, in the list's order.`,
     page: (c, selection, bound, take) => pinpointPage(c, selection, list.id, bound, take),
     async feature(c, id) {
       const row = await listMember(c.env.DB, c.var.principal.accountId, list.id, id);

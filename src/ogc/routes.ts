@@ -322,7 +322,7 @@ export const ogcRoutes = resourceApp()
         pinpoint,
       };
       const page = await paginate(c, {
-        collection: `ogc:${collection.id}`,
+        collection: collection.cursorScope,
         query,
         filters,
         fetch: (bound, take) => collection.page(c, selection, bound, take),

@@ -31,7 +31,14 @@ import {
   pinpointUpdate,
 } from "./schemas";
 import { searchPinpoints, sortKeyOf, type PinpointSearch } from "./search";
-import { assertListOwner, deletePinpoint, pageListPinpoints, pageListsPinpoints, pinpointRows } from "./store";
+import {
+  assertListOwner,
+  deletePinpoint,
+  listKeyOf,
+  pageListPinpoints,
+  pageListsPinpoints,
+  pinpointRows,
+} from "./store";
 
 /** The search parameters; with none of them, pages are exactly as before they existed. */
 const SEARCH_PARAMETERS = [
@@ -48,17 +55,43 @@ const SEARCH_PARAMETERS = [
 const listQuery = pageQuery
   .extend({
     list: idParam.meta({ description: "Only the pinpoints of this list of yours" }),
+    order: z.enum(["id", "position"], 'must be "id" or "position"').optional().meta({
+      description:
+        "`id` (the default): by pinpoint id; `position`: in the list's own order (`PUT /v3.0/lists/{id}/pinpoints/order`), with `list`",
+    }),
     ...searchParams,
     category: categoryParam,
   })
-  .superRefine(checkPoint);
+  .superRefine(checkPoint)
+  .superRefine(checkOrder);
+
+/** The owner's order is a list's: it needs `list`, and no search that has an order of its own. */
+function checkOrder(query: { order?: string; list?: number; q?: unknown; latitude?: number }, ctx: z.RefinementCtx) {
+  if (query.order !== "position") return;
+  if (query.list === undefined) {
+    ctx.addIssue({ code: "custom", path: ["order"], message: "position is a list's order: it needs list" });
+  }
+  for (const [name, ordered] of [
+    ["q", "by relevance"],
+    ["latitude", "nearest first"],
+  ] as const) {
+    if (query[name] !== undefined) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["order"],
+        message: `position cannot be combined with ${name}, which orders ${ordered}`,
+      });
+    }
+  }
+}
 
 /** What each route does, for the API reference (src/openapi). */
 const operations = {
   list: operation({
     summary: "List your pinpoints",
     description:
-      "In creation order. With `list`, the pinpoints of that list (403 if it is another account's, 404 if there is no such list). " +
+      "In creation order. With `list`, the pinpoints of that list (403 if it is another account's, 404 if there is no such list), " +
+      "by id, or with `order=position` in the list's own order. " +
       "Filters combine: `bbox` (a viewport), `q` (text), `tags`, `category`, `updated_since`. " +
       "With `latitude` and `longitude`, nearest first, each with its `distance` in metres, within `radius` if given; " +
       "else with `q`, by relevance: every word in the name, then in the name, address or tags, then anywhere " +
@@ -156,6 +189,7 @@ export const pinpointRoutes = resourceApp()
       const { principal, reach } = c.var;
       const { accountId } = principal;
       const { list } = query;
+      const order = query.order === "position" ? "position" : "id";
       const mediaUrl = mediaUrls(c);
       // A publishable key reads its lists' pinpoints: one list it publishes, or all of them. Its lists are
       // known; whether one is the account's, the reads below check, another account's being absent to it.
@@ -171,17 +205,19 @@ export const pinpointRoutes = resourceApp()
           collection: "pinpoints",
           query,
           searchParameters: SEARCH_PARAMETERS,
-          filters: list === undefined ? {} : { list },
+          // The order is a filter of the pages: their links carry it, and their cursors are bound to it.
+          filters: list === undefined ? {} : order === "position" ? { list, order } : { list },
           alwaysSearch: published !== undefined,
           page: (bound, take) =>
             list !== undefined
-              ? ownList(pageListPinpoints(c.env.DB, accountId, list, reach, bound, take))
+              ? ownList(pageListPinpoints(c.env.DB, accountId, list, reach, bound, take, order))
               : reach.sees !== null
                 ? pageListsPinpoints(c.env.DB, accountId, reach.sees, bound, take)
                 : pinpointRows.page(c.env.DB, accountId, bound, take),
+          pageKeyOf: listKeyOf(order),
           search: async () => {
             if (list !== undefined) await ownList(assertListOwner(c.env.DB, accountId, list, reach));
-            const search: PinpointSearch = { ...sharedSearch(query), category: query.category, list, within };
+            const search: PinpointSearch = { ...sharedSearch(query), category: query.category, list, order, within };
             return {
               fetch: (bound, take) => searchPinpoints(c.env.DB, accountId, search, bound, take),
               keyOf: sortKeyOf(search),

@@ -8,6 +8,9 @@
  *   around a circle, the exact great-circle distance decides; without a
  *   radius the circle grows (src/db/search/nearest.ts).
  * - text: `[tier, id]` (src/db/search/text-search.ts), read from the full-text index in id order.
+ * - a list in its owner's order (`order=position`): `[position, id]`, the list's
+ *   members read in that order (`list_pinpoints_order_idx`) with an exact test
+ *   per member, which stops after a page.
  * - otherwise `[id]`. A box holding few of the account's points is read from
  *   the R*Tree and sorted; a box holding many is read in id order with an
  *   exact test per row, which stops after a page.
@@ -23,6 +26,7 @@ import type { Bound } from "../db/keyset";
 import { nearestPage } from "../db/search/nearest";
 import { publishedPinpointSql, type PublishedLists } from "../db/published";
 import { and, hasTags, inList, keysetSql, readTiers, tierReads } from "../db/search/search-sql";
+import type { ListOrder } from "./store";
 
 export type PinpointSearch = {
   bbox?: BBox;
@@ -32,6 +36,8 @@ export type PinpointSearch = {
   category?: number[];
   updatedSince?: number;
   list?: number;
+  /** `position`: the list's members in its owner's order (`list` is required), instead of by id. */
+  order?: ListOrder;
   /**
    * Only the pinpoints in these lists (null: in any list): what a publishable key reading them sees
    * (src/db/published.ts), or a list collaborator (src/db/reach.ts).
@@ -39,13 +45,14 @@ export type PinpointSearch = {
   within?: PublishedLists;
 };
 
-/** A result row with what orders it: the distance from the point, or the text tier. */
-export type FoundPinpoint = Pinpoint & { distance?: number; tier?: number };
+/** A result row with what orders it: the distance from the point, the text tier, or the list position. */
+export type FoundPinpoint = Pinpoint & { distance?: number; tier?: number; position?: number };
 
 const toPinpoint = rowMapper(pinpoints);
 
 /** The keyset order a search answers in. */
-export const searchOrder = (s: PinpointSearch) => (s.near ? "distance" : s.q ? "relevance" : "id");
+export const searchOrder = (s: PinpointSearch) =>
+  s.near ? "distance" : s.q ? "relevance" : s.order === "position" && s.list !== undefined ? "position" : "id";
 
 export function sortKeyOf(s: PinpointSearch): (row: FoundPinpoint) => number[] {
   switch (searchOrder(s)) {
@@ -53,6 +60,8 @@ export function sortKeyOf(s: PinpointSearch): (row: FoundPinpoint) => number[] {
       return (row) => [row.distance!, row.id];
     case "relevance":
       return (row) => [row.tier!, row.id];
+    case "position":
+      return (row) => [row.position!, row.id];
     default:
       return (row) => [row.id];
   }
@@ -102,7 +111,28 @@ export async function searchPinpoints(
   if (s.q) await assertTextIndexComplete(d1);
   if (s.near) return nearest(d1, accountId, s, s.near, bound, take);
   if (s.q) return byText(d1, accountId, s, s.q, bound, take);
+  if (searchOrder(s) === "position") return byPosition(d1, accountId, s, s.list!, bound, take);
   return byId(d1, accountId, s, bound, take);
+}
+
+/** A list's members in its owner's order, each tested against the filters, until a page is found. */
+async function byPosition(
+  d1: D1Database,
+  accountId: number,
+  s: PinpointSearch,
+  list: number,
+  bound: Bound,
+  take: number,
+) {
+  const keyset = keysetSql([sql`m.position`, sql`m.pinpoint_id`], bound);
+  // The membership drives: the list's filter is the join itself.
+  const where = [sql`m.list_id = ${list}`, ...filters(accountId, { ...s, list: undefined }, { withText: true })];
+  const raw = await rawRows(
+    d1,
+    sql`SELECT pinpoints.*, m.position AS position FROM list_pinpoints AS m CROSS JOIN pinpoints ON pinpoints.id = m.pinpoint_id
+      WHERE ${and([...where, ...keyset.where])} ORDER BY ${keyset.order} LIMIT ${take}`,
+  );
+  return raw.map((r): FoundPinpoint => ({ ...toPinpoint(r), position: Number(r.position) }));
 }
 
 async function byId(d1: D1Database, accountId: number, s: PinpointSearch, bound: Bound, take: number) {

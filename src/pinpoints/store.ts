@@ -46,10 +46,22 @@ export const pinpointRows = {
   ) => pinpointTable.update(d1, writer, id, withSearchColumns(values), reach, expected),
 };
 
+/** The orders of a list's pinpoints: by pinpoint id, or the owner's (src/db/list-positions.ts). */
+export type ListOrder = "id" | "position";
+
+/** A member of a list with its position in the owner's order, which orders its pages by `position`. */
+export type ListedPinpoint = Pinpoint & { position: number };
+
+/** A row's place in the pages of `order`: what a cursor continues from (by position, a list member's). */
+export const listKeyOf =
+  (order: ListOrder) =>
+  (row: Pinpoint & { position?: number }): number[] =>
+    order === "position" ? [row.position!, row.id] : [row.id];
+
 /**
- * One keyset page of the pinpoints in a list, read in the same round trip as
- * the list's owner; 404/403 for a missing or foreign list, 404 for one the
- * caller's reach does not see.
+ * One keyset page of the pinpoints in a list, in `order`, read in the same round trip as the list's
+ * owner; 404/403 for a missing or foreign list, 404 for one the caller's reach does not see. By id it
+ * reads the membership's key, by position `list_pinpoints_order_idx`: a page costs the same at any depth.
  */
 export async function pageListPinpoints(
   d1: D1Database,
@@ -58,13 +70,15 @@ export async function pageListPinpoints(
   reach: Reach,
   bound: Bound,
   take: number,
-): Promise<Pinpoint[]> {
+  order: ListOrder = "id",
+): Promise<ListedPinpoint[]> {
   const db = database(d1);
-  const { where, orderBy } = keyset([listPinpoints.pinpoint_id], bound);
+  const keys = order === "position" ? [listPinpoints.position, listPinpoints.pinpoint_id] : [listPinpoints.pinpoint_id];
+  const { where, orderBy } = keyset(keys, bound);
   const [list, rows] = await db.batch([
     db.select({ account_id: lists.account_id }).from(lists).where(eq(lists.id, listId)),
     db
-      .select({ pinpoint: pinpoints })
+      .select({ pinpoint: pinpoints, position: listPinpoints.position })
       .from(listPinpoints)
       .innerJoin(pinpoints, eq(pinpoints.id, listPinpoints.pinpoint_id))
       .where(and(eq(listPinpoints.list_id, listId), eq(pinpoints.account_id, accountId), where))
@@ -73,7 +87,7 @@ export async function pageListPinpoints(
   ]);
   ownedOr404(list[0], accountId, "list", { table: lists, id: listId });
   if (!seesList(reach, listId)) throw notFound("list");
-  return rows.map((r) => r.pinpoint);
+  return rows.map((r) => ({ ...r.pinpoint, position: r.position }));
 }
 
 /** 404/403 unless list `listId` exists and is the caller's; 404 if the caller's reach does not see it. */
