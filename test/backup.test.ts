@@ -92,6 +92,9 @@ beforeAll(async () => {
     `/v3.0/lists/${id}/pinpoints`,
     pins.slice(0, 5).map((p) => ({ id: p.id })),
   );
+  // The list's own order, not the order of addition: a position the restore must keep.
+  const moved = await a.send("PUT", `/v3.0/lists/${id}/pinpoints/order`, { move: pins[4]!.id, before: pins[1]!.id });
+  expect(moved.status).toBe(200);
   await env.DB.prepare("INSERT INTO categories (account_id, name, image_key) VALUES (?, 'Mine', 'm/x.png')")
     .bind(a.accountId)
     .run();
