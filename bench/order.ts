@@ -13,7 +13,8 @@
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Runtime } from "./runtime.ts";
-import { pageAt, type Group, type Target } from "./scenarios.ts";
+import { pageAt } from "./page-at.ts";
+import type { Group, Target } from "./scenarios.ts";
 import type { Seeded } from "./seed.ts";
 
 /** The moves drawn from: enough that a run never sends the same sequence twice. */
